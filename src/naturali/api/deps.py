@@ -1,0 +1,30 @@
+"""Request-scoped dependencies: the service container and the authenticated user."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from naturali.model import User
+from naturali.service.app import Naturali
+
+_bearer = HTTPBearer(auto_error=False, description="A naturali token (nk_…)")
+
+
+def service(request: Request) -> Naturali:
+    naturali: Naturali = request.app.state.naturali
+    return naturali
+
+
+def current_user(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User:
+    token = credentials.credentials if credentials else None
+    return service(request).auth.authenticate(token)
+
+
+Service = Annotated[Naturali, Depends(service)]
+CurrentUser = Annotated[User, Depends(current_user)]

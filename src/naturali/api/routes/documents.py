@@ -1,0 +1,151 @@
+"""Documents: upload a file (multipart) or send text (JSON); versions; list; delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from pydantic import ValidationError
+from starlette.datastructures import UploadFile
+
+from naturali.api.deps import CurrentUser, Service
+from naturali.api.errors import from_validation
+from naturali.api.schemas import Deleted, DocumentList, DocumentOut
+from naturali.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from naturali.service import validation
+from naturali.service.documents import Upload
+from naturali.service.requests import DocumentText, DocumentTextUpdate
+
+router = APIRouter(prefix="/v1/projects/{project_id}/documents", tags=["documents"])
+
+_MULTIPART_SCHEMA = {
+    "type": "object",
+    "required": ["file"],
+    "properties": {
+        "file": {"type": "string", "format": "binary"},
+        "path": {"type": "string", "description": "Logical path, e.g. /handbook/refunds.md"},
+        "title": {"type": "string"},
+        "metadata": {"type": "string", "description": "A JSON object, as JSON text"},
+        "tags": {"type": "string", "description": "A JSON object of strings, as JSON text"},
+    },
+}
+
+
+def _body_doc(model: type[Any]) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {"schema": _MULTIPART_SCHEMA},
+                "application/json": {"schema": model.model_json_schema()},
+            },
+        }
+    }
+
+
+async def _read_upload(request: Request, *, update: bool) -> Upload:
+    content_type = request.headers.get("content-type", "")
+    limit: int = request.app.state.naturali.settings.max_upload_bytes
+    if content_type.startswith("multipart/form-data"):
+        form = await request.form(max_part_size=limit + 1)
+        file = form.get("file")
+        if not isinstance(file, UploadFile):
+            raise InvalidRequest("file is required", code="missing_field", param="file")
+        data = await file.read(limit + 1)
+        if len(data) > limit:
+            raise PayloadTooLarge(
+                f"the upload is larger than {limit} bytes", code="upload_too_large", param="file"
+            )
+        unknown = set(form.keys()) - {"file", "path", "title", "metadata", "tags"}
+        if unknown:
+            raise InvalidRequest(
+                f"unknown field {sorted(unknown)[0]!r}",
+                code="unknown_field",
+                param=sorted(unknown)[0],
+            )
+        fields = {k: form.get(k) for k in ("path", "title", "metadata", "tags")}
+        texts = {k: v if isinstance(v, str) or v is None else None for k, v in fields.items()}
+        if texts["path"] is None and not update:
+            raise InvalidRequest("path is required", code="missing_field", param="path")
+        return Upload(
+            data=data,
+            filename=file.filename,
+            path=texts["path"],
+            title=texts["title"],
+            metadata=validation.json_text(texts["metadata"], "metadata"),
+            tags=validation.json_text(texts["tags"], "tags"),
+        )
+    if content_type.startswith("application/json"):
+        raw = await request.body()
+        model = DocumentTextUpdate if update else DocumentText
+        try:
+            body = model.model_validate_json(raw)
+        except ValidationError as exc:
+            raise from_validation([dict(e) for e in exc.errors()]) from exc
+        return Upload(
+            data=body.content.encode("utf-8"),
+            filename=None,
+            path=body.path,
+            title=body.title,
+            metadata=body.metadata,
+            tags=body.tags,
+        )
+    raise UnsupportedMediaType(
+        "send multipart/form-data (a file) or application/json (text)",
+        code="unsupported_content_type",
+    )
+
+
+@router.post("", status_code=201, response_model=DocumentOut, openapi_extra=_body_doc(DocumentText))
+async def create_document(
+    project_id: str, request: Request, user: CurrentUser, svc: Service
+) -> DocumentOut:
+    """Ingest a document: a file (Markdown, text, PDF) or JSON text. 409 if the path is taken."""
+    upload = await _read_upload(request, update=False)
+    document = await _run(svc.documents.create, user, project_id, upload)
+    return DocumentOut.of(document)
+
+
+@router.get("", response_model=DocumentList)
+def list_documents(
+    project_id: str,
+    user: CurrentUser,
+    svc: Service,
+    path_prefix: Annotated[str | None, Query(description="Only paths starting with this")] = None,
+    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> DocumentList:
+    page = svc.documents.list(user, project_id, path_prefix, cursor, limit)
+    return DocumentList(
+        data=[DocumentOut.of(d) for d in page.documents], next_cursor=page.next_cursor
+    )
+
+
+@router.get("/{document_id}", response_model=DocumentOut)
+def get_document(project_id: str, document_id: str, user: CurrentUser, svc: Service) -> DocumentOut:
+    return DocumentOut.of(svc.documents.get(user, project_id, document_id))
+
+
+@router.put(
+    "/{document_id}", response_model=DocumentOut, openapi_extra=_body_doc(DocumentTextUpdate)
+)
+async def update_document(
+    project_id: str, document_id: str, request: Request, user: CurrentUser, svc: Service
+) -> DocumentOut:
+    """A new version (same fields as create; omitted fields keep their values)."""
+    upload = await _read_upload(request, update=True)
+    document = await _run(svc.documents.update, user, project_id, document_id, upload)
+    return DocumentOut.of(document)
+
+
+@router.delete("/{document_id}", response_model=Deleted)
+def delete_document(project_id: str, document_id: str, user: CurrentUser, svc: Service) -> Deleted:
+    svc.documents.delete(user, project_id, document_id)
+    return Deleted(id=document_id)
+
+
+async def _run(fn: Any, *args: Any) -> Any:
+    """Ingest is CPU-bound (embedding): run it off the event loop."""
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(fn, *args)

@@ -1,0 +1,159 @@
+"""Response models: what the OpenAPI schema promises and the API returns."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from naturali.model import Document, Member, Memory, MemoryStore, Project
+
+
+class ProjectOut(BaseModel):
+    id: str
+    name: str
+    role: str
+    created_at: str
+
+    @classmethod
+    def of(cls, project: Project, member: Member) -> ProjectOut:
+        return cls(
+            id=project.id, name=project.name, role=member.role, created_at=project.created_at
+        )
+
+
+class ProjectList(BaseModel):
+    data: list[ProjectOut]
+
+
+class MemberOut(BaseModel):
+    project_id: str
+    user_id: str
+    role: str
+    created_at: str
+
+    @classmethod
+    def of(cls, m: Member) -> MemberOut:
+        return cls(project_id=m.project_id, user_id=m.user_id, role=m.role, created_at=m.created_at)
+
+
+class MemberList(BaseModel):
+    data: list[MemberOut]
+
+
+class DocumentOut(BaseModel):
+    id: str
+    project_id: str
+    path: str
+    title: str
+    metadata: dict[str, Any]
+    tags: dict[str, str]
+    version: int
+    file_id: str
+    filename: str
+    size: int
+    content_type: str
+    content_hash: str
+    chunk_count: int
+    page_count: int | None
+    warnings: list[str]
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, d: Document) -> DocumentOut:
+        return cls(**d.__dict__)
+
+
+class DocumentList(BaseModel):
+    data: list[DocumentOut]
+    next_cursor: str | None
+
+
+class MemoryStoreOut(BaseModel):
+    id: str
+    project_id: str
+    name: str
+    tags: dict[str, str]
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, s: MemoryStore) -> MemoryStoreOut:
+        return cls(**s.__dict__)
+
+
+class MemoryStoreList(BaseModel):
+    data: list[MemoryStoreOut]
+
+
+class MemoryOut(BaseModel):
+    id: str
+    project_id: str
+    memory_store_id: str
+    title: str
+    content: str
+    tags: dict[str, str]
+    revision: int
+    content_hash: str
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, m: Memory) -> MemoryOut:
+        return cls(**m.__dict__)
+
+
+class MemoryList(BaseModel):
+    data: list[MemoryOut]
+
+
+class DocumentKnowledgeResult(BaseModel):
+    source_type: Literal["document"]
+    document_id: str
+    chunk_id: str
+    document_version: int
+    page: int | None
+    file_id: str
+    project_id: str
+    path: str
+    filename: str
+    size: int
+    title: str
+    metadata: dict[str, Any]
+    tags: dict[str, str]
+    content: str | None
+    score: float
+    similarity_score: float | None = Field(
+        None, description="Raw cosine similarity, 0–1. Present only when query was given."
+    )
+    created_at: str
+    updated_at: str
+
+
+class MemoryKnowledgeResult(BaseModel):
+    source_type: Literal["memory"]
+    memory_id: str
+    memory_store_id: str
+    memory_store_name: str
+    content: str
+    score: float
+    similarity_score: float | None = Field(
+        None, description="Raw cosine similarity, 0–1. Present only when query was given."
+    )
+    created_at: str
+    updated_at: str
+
+
+KnowledgeResult = Annotated[
+    DocumentKnowledgeResult | MemoryKnowledgeResult, Field(discriminator="source_type")
+]
+
+
+class KnowledgeSearchResponse(BaseModel):
+    results: list[KnowledgeResult]
+
+
+class Deleted(BaseModel):
+    id: str
+    deleted: bool = True

@@ -1,0 +1,98 @@
+"""``naturali admin``: users, tokens, projects and members, straight on the data dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from naturali.cli.common import DataDir, errors, fail, local_service, print_json
+
+app = typer.Typer(
+    help="Manage users, tokens, projects and members on the data dir.", no_args_is_help=True
+)
+users = typer.Typer(help="Users and their tokens.", no_args_is_help=True)
+projects = typer.Typer(help="Projects and members.", no_args_is_help=True)
+app.add_typer(users, name="user")
+app.add_typer(projects, name="project")
+
+
+@users.command("create")
+def create_user(name: str, data_dir: Annotated[Path | None, DataDir] = None) -> None:
+    """Create a user; prints its id and token (the token is shown once)."""
+    with errors():
+        user, token = local_service(data_dir).users.create(name)
+    print_json({"id": user.id, "name": user.name, "token": token})
+
+
+@users.command("token")
+def create_token(user_id: str, data_dir: Annotated[Path | None, DataDir] = None) -> None:
+    """Issue another token for a user."""
+    with errors():
+        token = local_service(data_dir).users.new_token(user_id)
+    print_json({"user_id": user_id, "token": token})
+
+
+def _acting_owner(svc: object, project_id: str) -> object:
+    naturali = svc
+    owners = [m for m in naturali.storage.list_members(project_id) if m.role == "owner"]  # type: ignore[attr-defined]
+    if not owners:
+        fail(f"project {project_id} not found")
+    return naturali.storage.get_user(owners[0].user_id)  # type: ignore[attr-defined]
+
+
+@projects.command("create")
+def create_project(
+    name: str,
+    owner: Annotated[str, typer.Option(help="User id of the owner")],
+    data_dir: Annotated[Path | None, DataDir] = None,
+) -> None:
+    """Create a project owned by a user."""
+    with errors():
+        naturali = local_service(data_dir)
+        user = naturali.storage.get_user(owner)
+        if user is None:
+            fail(f"user {owner} not found")
+        project, _ = naturali.projects.create(user, name)
+    print_json({"id": project.id, "name": project.name, "owner": owner})
+
+
+@projects.command("list")
+def list_projects(
+    user_id: Annotated[str, typer.Option("--user", help="Whose projects")],
+    data_dir: Annotated[Path | None, DataDir] = None,
+) -> None:
+    with errors():
+        naturali = local_service(data_dir)
+        user = naturali.storage.get_user(user_id)
+        if user is None:
+            fail(f"user {user_id} not found")
+        rows = naturali.projects.list(user)
+    print_json([{"id": p.id, "name": p.name, "role": m.role} for p, m in rows])
+
+
+@projects.command("add-member")
+def add_member(
+    project_id: str,
+    user_id: str,
+    role: Annotated[str, typer.Option(help="owner, editor or viewer")] = "viewer",
+    data_dir: Annotated[Path | None, DataDir] = None,
+) -> None:
+    """Add a member to a project, or change their role."""
+    with errors():
+        naturali = local_service(data_dir)
+        member = naturali.projects.put_member(
+            _acting_owner(naturali, project_id), project_id, user_id, role
+        )
+    print_json({"project_id": project_id, "user_id": user_id, "role": member.role})
+
+
+@projects.command("remove-member")
+def remove_member(
+    project_id: str, user_id: str, data_dir: Annotated[Path | None, DataDir] = None
+) -> None:
+    with errors():
+        naturali = local_service(data_dir)
+        naturali.projects.remove_member(_acting_owner(naturali, project_id), project_id, user_id)
+    print_json({"project_id": project_id, "user_id": user_id, "removed": True})

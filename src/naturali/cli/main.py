@@ -1,0 +1,24 @@
+"""The ``naturali`` command: thin commands that parse, call the service or SDK, map errors."""
+
+from __future__ import annotations
+
+import typer
+
+from naturali.cli import admin
+from naturali.cli.ingest import ingest
+from naturali.cli.search import search_knowledge
+from naturali.cli.serve import serve
+
+app = typer.Typer(
+    help="naturali: a self-hosted knowledge layer for AI agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.command()(serve)
+app.command()(ingest)
+app.command("search-knowledge")(search_knowledge)
+app.add_typer(admin.app, name="admin")
+
+
+if __name__ == "__main__":
+    app()

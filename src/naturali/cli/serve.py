@@ -1,0 +1,49 @@
+"""``naturali serve``: the HTTP server on an embedded store (optionally with the demo project)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from naturali.cli.common import DataDir, settings
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="Interface to bind [127.0.0.1]")] = None,
+    port: Annotated[int | None, typer.Option(help="Port [8600]")] = None,
+    data_dir: Annotated[Path | None, DataDir] = None,
+    demo: Annotated[bool, typer.Option(help="Create the demo project from shipped docs")] = False,
+) -> None:
+    """Start the HTTP API. On first start, creates the owner user and prints its token once."""
+    import uvicorn
+
+    from naturali.api.app import create_app
+    from naturali.service.app import OWNER_TOKEN_FILE, Naturali
+    from naturali.service.demo import ensure_demo
+
+    s = settings(host=host, port=port, data_dir=data_dir)
+    naturali = Naturali(s)
+    token = naturali.bootstrap()
+    if token:
+        typer.echo(
+            f"Created the owner user. Token (shown once, also in "
+            f"{s.data_dir / OWNER_TOKEN_FILE}, mode 0600):\n\n  {token}\n"
+        )
+    if demo:
+        project_id = ensure_demo(naturali, lambda msg: typer.echo(msg))
+        base = f"http://{s.host}:{s.port}"
+        shown = token or f"$(cat {s.data_dir / OWNER_TOKEN_FILE})"
+        typer.echo(
+            "\nTry a search:\n\n"
+            f"  export NATURALI_TOKEN={shown} NATURALI_BASE_URL={base}\n"
+            f"  naturali search-knowledge --project-id {project_id} "
+            '--query "how long do refunds take" --limit 5\n\n'
+            f"  curl -s -X POST {base}/v1/projects/{project_id}/knowledge/search \\\n"
+            '    -H "Authorization: Bearer $NATURALI_TOKEN" \\\n'
+            '    -H "Content-Type: application/json" \\\n'
+            '    -d \'{"query": "how long do refunds take", "limit": 5}\'\n'
+        )
+    naturali.embedder()  # load the model before the first request, not during it
+    uvicorn.run(create_app(naturali), host=s.host, port=s.port, log_level="info")

@@ -1,0 +1,222 @@
+"""HTTP client over httpx; errors come back as ``NaturaliAPIError`` with the error shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from naturali.client._models import (
+    Document,
+    KnowledgeSearchResponse,
+    Memory,
+    MemoryStore,
+    Project,
+)
+
+
+class NaturaliAPIError(Exception):
+    """A failed call: ``status``, and the error shape's ``type``, ``code``, ``message``,
+    ``param``."""
+
+    def __init__(self, status: int, error: dict[str, Any]) -> None:
+        self.status = status
+        self.type = str(error.get("type", "api_error"))
+        self.code = str(error.get("code", self.type))
+        self.message = str(error.get("message", "request failed"))
+        self.param = error.get("param")
+        super().__init__(f"{self.status} {self.code}: {self.message}")
+
+
+class _Resource:
+    def __init__(self, http: httpx.Client) -> None:
+        self._http = http
+
+    def _call(self, method: str, url: str, **kwargs: Any) -> Any:
+        response = self._http.request(method, url, **kwargs)
+        if response.status_code >= 400:
+            try:
+                error = response.json()["error"]
+            except (ValueError, KeyError, TypeError):
+                error = {"type": "api_error", "message": response.text[:500]}
+            raise NaturaliAPIError(response.status_code, error)
+        return response.json() if response.content else None
+
+
+def _clean(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}
+
+
+class Knowledge(_Resource):
+    def search_knowledge(
+        self,
+        *,
+        project_id: str,
+        query: str | None = None,
+        min_similarity: float | None = None,
+        limit: int | None = None,
+        include_documents: bool | None = None,
+        include_memories: bool | None = None,
+        document_paths: list[str] | None = None,
+        document_ids: list[str] | None = None,
+        memory_store_ids: list[str] | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> KnowledgeSearchResponse:
+        body = _clean(
+            {
+                "query": query,
+                "min_similarity": min_similarity,
+                "limit": limit,
+                "include_documents": include_documents,
+                "include_memories": include_memories,
+                "document_paths": document_paths,
+                "document_ids": document_ids,
+                "memory_store_ids": memory_store_ids,
+                "tags": tags,
+            }
+        )
+        data = self._call("POST", f"/v1/projects/{project_id}/knowledge/search", json=body)
+        return KnowledgeSearchResponse.model_validate(data)
+
+
+class Projects(_Resource):
+    def create(self, *, name: str) -> Project:
+        return Project.model_validate(self._call("POST", "/v1/projects", json={"name": name}))
+
+    def list(self) -> list[Project]:
+        return [Project.model_validate(p) for p in self._call("GET", "/v1/projects")["data"]]
+
+
+class Documents(_Resource):
+    def create_text(
+        self,
+        *,
+        project_id: str,
+        path: str,
+        content: str,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> Document:
+        body = _clean(
+            {"path": path, "content": content, "title": title, "metadata": metadata, "tags": tags}
+        )
+        return Document.model_validate(
+            self._call("POST", f"/v1/projects/{project_id}/documents", json=body)
+        )
+
+    def upload(
+        self,
+        *,
+        project_id: str,
+        file: str | Path,
+        path: str,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> Document:
+        source = Path(file)
+        form = _clean(
+            {
+                "path": path,
+                "title": title,
+                "metadata": json.dumps(metadata) if metadata is not None else None,
+                "tags": json.dumps(tags) if tags is not None else None,
+            }
+        )
+        with source.open("rb") as fh:
+            data = self._call(
+                "POST",
+                f"/v1/projects/{project_id}/documents",
+                data=form,
+                files={"file": (source.name, fh)},
+            )
+        return Document.model_validate(data)
+
+    def replace(self, *, project_id: str, document_id: str, file: str | Path) -> Document:
+        """A new version of a document from a file (no new version if unchanged)."""
+        source = Path(file)
+        with source.open("rb") as fh:
+            data = self._call(
+                "PUT",
+                f"/v1/projects/{project_id}/documents/{document_id}",
+                files={"file": (source.name, fh)},
+            )
+        return Document.model_validate(data)
+
+    def get(self, *, project_id: str, document_id: str) -> Document:
+        return Document.model_validate(
+            self._call("GET", f"/v1/projects/{project_id}/documents/{document_id}")
+        )
+
+    def list(self, *, project_id: str, path_prefix: str | None = None) -> list[Document]:
+        out: list[Document] = []
+        cursor: str | None = None
+        while True:
+            params = _clean({"path_prefix": path_prefix, "cursor": cursor, "limit": 100})
+            page = self._call("GET", f"/v1/projects/{project_id}/documents", params=params)
+            out += [Document.model_validate(d) for d in page["data"]]
+            cursor = page["next_cursor"]
+            if not cursor:
+                return out
+
+    def delete(self, *, project_id: str, document_id: str) -> None:
+        self._call("DELETE", f"/v1/projects/{project_id}/documents/{document_id}")
+
+
+class MemoryStores(_Resource):
+    def create(
+        self, *, project_id: str, name: str, tags: dict[str, str] | None = None
+    ) -> MemoryStore:
+        body = _clean({"name": name, "tags": tags})
+        return MemoryStore.model_validate(
+            self._call("POST", f"/v1/projects/{project_id}/memory_stores", json=body)
+        )
+
+    def create_memory(
+        self,
+        *,
+        project_id: str,
+        memory_store_id: str,
+        content: str,
+        tags: dict[str, str] | None = None,
+        title: str | None = None,
+    ) -> Memory:
+        body = _clean({"content": content, "tags": tags, "title": title})
+        url = f"/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories"
+        return Memory.model_validate(self._call("POST", url, json=body))
+
+
+class Client:
+    """``Client(base_url, token)``; resources: ``knowledge``, ``projects``, ``documents``,
+    ``memory_stores``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout: float = 120.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            timeout=timeout,
+            transport=transport,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        self.knowledge = Knowledge(self._http)
+        self.projects = Projects(self._http)
+        self.documents = Documents(self._http)
+        self.memory_stores = MemoryStores(self._http)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,103 @@
+"""Typed responses of the SDK (a client-side mirror of the API's response shapes)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow")  # newer servers may add fields
+
+
+class Project(_Model):
+    id: str
+    name: str
+    role: str
+    created_at: str
+
+
+class Document(_Model):
+    id: str
+    project_id: str
+    path: str
+    title: str
+    metadata: dict[str, Any]
+    tags: dict[str, str]
+    version: int
+    file_id: str
+    filename: str
+    size: int
+    content_type: str
+    chunk_count: int
+    page_count: int | None = None
+    warnings: list[str] = []
+    created_at: str
+    updated_at: str
+
+
+class MemoryStore(_Model):
+    id: str
+    project_id: str
+    name: str
+    tags: dict[str, str]
+    created_at: str
+    updated_at: str
+
+
+class Memory(_Model):
+    id: str
+    memory_store_id: str
+    title: str
+    content: str
+    tags: dict[str, str]
+    revision: int
+    created_at: str
+    updated_at: str
+
+
+class DocumentKnowledgeResult(_Model):
+    source_type: Literal["document"]
+    document_id: str
+    chunk_id: str
+    document_version: int
+    page: int | None
+    file_id: str
+    project_id: str
+    path: str
+    filename: str
+    size: int
+    title: str
+    metadata: dict[str, Any]
+    tags: dict[str, str]
+    content: str | None
+    score: float
+    similarity_score: float | None = None
+    created_at: str
+    updated_at: str
+
+
+class MemoryKnowledgeResult(_Model):
+    source_type: Literal["memory"]
+    memory_id: str
+    memory_store_id: str
+    memory_store_name: str
+    content: str
+    score: float
+    similarity_score: float | None = None
+    created_at: str
+    updated_at: str
+
+    @property
+    def path(self) -> None:
+        """Memories have no path; present so code can read ``hit.path`` on any result."""
+        return None
+
+
+class KnowledgeSearchResponse(_Model):
+    results: list[
+        Annotated[
+            DocumentKnowledgeResult | MemoryKnowledgeResult, Field(discriminator="source_type")
+        ]
+    ]

@@ -1,0 +1,24 @@
+"""Choose the embedder named by the settings."""
+
+from __future__ import annotations
+
+from naturali.ports.embedder import Embedder
+from naturali.settings import Settings
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder == "onnx":
+        from naturali.embed.onnx import OnnxEmbedder
+
+        return OnnxEmbedder(
+            threads=settings.embedder_threads, batch_size=settings.embedder_batch_size
+        )
+    if settings.embedder == "http":
+        from naturali.embed.http import HttpEmbedder
+
+        if not settings.embedder_url or not settings.embedder_model:
+            raise ValueError("embedder 'http' needs embedder_url and embedder_model")
+        return HttpEmbedder(
+            settings.embedder_url, settings.embedder_model, settings.embedder_api_key
+        )
+    raise ValueError(f"unknown embedder {settings.embedder!r} (expected 'onnx' or 'http')")

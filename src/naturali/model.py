@@ -1,0 +1,110 @@
+"""Domain records shared by every layer (plain data, no behaviour beyond conversion)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+Role = Literal["owner", "editor", "viewer"]
+ROLES: tuple[Role, ...] = ("owner", "editor", "viewer")
+SourceType = Literal["document", "memory"]
+
+
+def utcnow() -> str:
+    """Timestamps are ISO 8601 UTC with microseconds and a ``Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Project:
+    id: str
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Member:
+    project_id: str
+    user_id: str
+    role: Role
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    project_id: str
+    path: str
+    title: str
+    metadata: dict[str, Any]
+    tags: dict[str, str]
+    version: int
+    file_id: str
+    filename: str
+    size: int
+    content_type: str
+    content_hash: str
+    chunk_count: int
+    page_count: int | None
+    warnings: list[str]
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class ChunkDraft:
+    """A passage cut from extracted text, before it is stored."""
+
+    ordinal: int
+    text: str
+    start: int
+    end: int
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    seq: int
+    id: str
+    project_id: str
+    source_type: SourceType
+    owner_id: str  # document id or memory id
+    version: int
+    ordinal: int
+    text: str
+    start: int
+    end: int
+    page: int | None
+    vector: bytes = field(repr=False, default=b"")
+
+
+@dataclass(frozen=True)
+class MemoryStore:
+    id: str
+    project_id: str
+    name: str
+    tags: dict[str, str]
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    project_id: str
+    memory_store_id: str
+    title: str
+    content: str
+    tags: dict[str, str]
+    revision: int
+    content_hash: str
+    created_at: str
+    updated_at: str

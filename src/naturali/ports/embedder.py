@@ -1,0 +1,24 @@
+"""The embedder port: texts in, L2-normalised float32 vectors out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    model_id: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return one unit-length row per text (shape ``len(texts) × dimension``)."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces the model would see for ``text`` (without special tokens)."""
+        ...

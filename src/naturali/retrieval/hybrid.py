@@ -1,0 +1,100 @@
+"""Ranking within a filtered subset of a project's index: vector leg, lexical leg, fusion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from naturali.retrieval import fusion
+from naturali.retrieval.index import ProjectIndex
+
+Legs = Literal["hybrid", "vector", "lexical"]
+CANDIDATES_PER_LEG = 100
+# Above this share of rows, one full matrix product beats gathering the subset first.
+_FULL_SCAN_SHARE = 0.3
+
+
+@dataclass(frozen=True)
+class Ranked:
+    row: int
+    score: float
+    similarity: float
+
+
+def rank(
+    index: ProjectIndex,
+    mask: npt.NDArray[np.bool_],
+    query_vector: npt.NDArray[np.float32],
+    query_terms: list[str],
+    limit: int,
+    min_similarity: float | None = None,
+    legs: Legs = "hybrid",
+    fuse: Literal["blend", "rrf"] = "blend",
+) -> list[Ranked]:
+    rows = np.flatnonzero(mask)
+    if rows.size == 0:
+        return []
+    similarity = _cosine(index, mask, rows, query_vector)
+    pool = max(CANDIDATES_PER_LEG, limit)
+    vector_candidates = np.empty(0, np.int64)
+    if legs != "lexical":
+        eligible = rows if min_similarity is None else rows[similarity[rows] >= min_similarity]
+        vector_candidates = _top(eligible, similarity[eligible], pool)
+    lexical = np.zeros(0, np.float32)
+    lexical_candidates = np.empty(0, np.int64)
+    if legs != "vector":
+        lexical = index.lexical.score(query_terms, mask, int(rows.size))
+        hits = rows[lexical[rows] > 0]
+        lexical_candidates = _top(hits, lexical[hits], pool)
+    if legs == "vector":
+        fused, candidates = similarity[vector_candidates], vector_candidates
+    elif legs == "lexical":
+        fused, candidates = lexical[lexical_candidates], lexical_candidates
+    else:
+        candidates = np.union1d(vector_candidates, lexical_candidates)
+        if fuse == "rrf":
+            fused = fusion.rrf(
+                _ranks(candidates, vector_candidates), _ranks(candidates, lexical_candidates)
+            )
+        else:
+            fused = fusion.blend(similarity[candidates], lexical[candidates])
+    order = np.lexsort((index.seqs[candidates], -fused))[:limit]
+    return [
+        Ranked(int(candidates[i]), float(fused[i]), float(similarity[candidates[i]])) for i in order
+    ]
+
+
+def _cosine(
+    index: ProjectIndex,
+    mask: npt.NDArray[np.bool_],
+    rows: npt.NDArray[np.int64],
+    query_vector: npt.NDArray[np.float32],
+) -> npt.NDArray[np.float32]:
+    """Cosine of every row in ``rows`` (vectors are unit length); other entries are -inf."""
+    n = mask.size
+    if rows.size >= _FULL_SCAN_SHARE * n:
+        sims = index.vectors[:n] @ query_vector
+        sims[~mask] = -np.inf
+        return sims
+    sims = np.full(n, -np.inf, np.float32)
+    sims[rows] = index.vectors[rows] @ query_vector
+    return sims
+
+
+def _top(
+    rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float32], k: int
+) -> npt.NDArray[np.int64]:
+    if rows.size <= k:
+        return rows[np.argsort(-scores, kind="stable")]
+    part = np.argpartition(-scores, k - 1)[:k]
+    return rows[part[np.argsort(-scores[part], kind="stable")]]
+
+
+def _ranks(
+    candidates: npt.NDArray[np.int64], ranked: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    positions = {int(row): i for i, row in enumerate(ranked)}
+    return np.array([positions.get(int(c), -1) for c in candidates], np.int64)

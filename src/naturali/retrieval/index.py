@@ -1,0 +1,165 @@
+"""A project's chunks in memory: vectors for exact cosine search and a BM25 index, kept in
+step with the store incrementally (new chunks since a cursor, removals since a cursor).
+
+Nothing is rebuilt that has not changed: a sync costs one indexed query when nothing moved.
+Rows of removed chunks are masked, and the index is rebuilt from scratch only when more than
+half of its rows are dead.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from naturali.model import Chunk
+from naturali.ports.storage import Storage
+from naturali.retrieval.lexical import LexicalIndex
+
+DOCUMENT, MEMORY = 0, 1
+
+
+@dataclass(frozen=True)
+class OwnerAttrs:
+    """What filters look at: a document's path and tags, or a memory's store and tags."""
+
+    source: int
+    owner_id: str  # document id, or memory id
+    path: str = ""  # documents
+    store_id: str = ""  # memories
+    tags: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class ProjectIndex:
+    project_id: str
+    dimension: int
+    chunk_cursor: int = 0
+    removal_cursor: int = 0
+    n: int = 0
+    dead: int = 0
+    vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, np.bool_))
+    source: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
+    owner: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, np.int32))
+    seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    row_of_seq: dict[int, int] = field(default_factory=dict)
+    owner_keys: list[str] = field(default_factory=list)
+    owner_code: dict[str, int] = field(default_factory=dict)
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    owner_attrs: dict[int, OwnerAttrs] = field(default_factory=dict)
+
+    def owner_sources(self) -> npt.NDArray[np.int8]:
+        """Source of each owner code (DOCUMENT or MEMORY), for filter-free masks."""
+        return np.array([0 if k.startswith("d:") else 1 for k in self.owner_keys], np.int8)
+
+    @property
+    def live_rows(self) -> npt.NDArray[np.bool_]:
+        return self.alive[: self.n]
+
+    def apply(self, added: list[Chunk], removed: list[int]) -> None:
+        self._grow(self.n + len(added))
+        for chunk in added:
+            self._append(chunk)
+        for seq in removed:
+            row = self.row_of_seq.pop(seq, None)
+            if row is not None and self.alive[row]:
+                self.alive[row] = False
+                self.dead += 1
+
+    def _grow(self, needed: int) -> None:
+        capacity = len(self.alive)
+        if needed <= capacity:
+            return
+        new_capacity = max(needed, capacity * 2, 1024)
+
+        def grown(a: npt.NDArray[np.generic], shape: tuple[int, ...]) -> npt.NDArray[np.generic]:
+            out = np.zeros(shape, a.dtype)
+            if self.n:
+                out[: self.n] = a[: self.n]
+            return out
+
+        self.vectors = grown(self.vectors, (new_capacity, self.dimension))  # type: ignore[assignment]
+        self.alive = grown(self.alive, (new_capacity,))  # type: ignore[assignment]
+        self.source = grown(self.source, (new_capacity,))  # type: ignore[assignment]
+        self.owner = grown(self.owner, (new_capacity,))  # type: ignore[assignment]
+        self.seqs = grown(self.seqs, (new_capacity,))  # type: ignore[assignment]
+
+    def _append(self, chunk: Chunk) -> None:
+        row = self.n
+        vector = np.frombuffer(chunk.vector, dtype=np.float32)
+        if vector.size == self.dimension:
+            self.vectors[row] = vector
+        key = owner_key(chunk.source_type, chunk.owner_id)
+        code = self.owner_code.get(key)
+        if code is None:
+            code = self.owner_code[key] = len(self.owner_keys)
+            self.owner_keys.append(key)
+        self.alive[row] = True
+        self.source[row] = DOCUMENT if chunk.source_type == "document" else MEMORY
+        self.owner[row] = code
+        self.seqs[row] = chunk.seq
+        self.row_of_seq[chunk.seq] = row
+        self.lexical.add(row, chunk.text)
+        self.n += 1
+
+
+def owner_key(source_type: str, owner_id: str) -> str:
+    return ("d:" if source_type == "document" else "m:") + owner_id
+
+
+class IndexRegistry:
+    """One ``ProjectIndex`` per project, synced before each search under a per-project lock."""
+
+    def __init__(self, storage: Storage, dimension: Callable[[], int]) -> None:
+        self._storage = storage
+        self._dimension = dimension
+        self._indexes: dict[str, ProjectIndex] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def synced(self, project_id: str) -> Iterator[ProjectIndex]:
+        """The project's index, brought up to date, held for the caller's read.
+
+        Reads of one project are serialised with its syncs: numpy does the heavy work, and this
+        keeps the arrays and postings consistent without copying them per query.
+        """
+        with self._guard:
+            lock = self._locks.setdefault(project_id, threading.Lock())
+        with lock:
+            index = self._indexes.get(project_id)
+            if index is None or index.dead > max(1000, index.n // 2):
+                index = ProjectIndex(project_id, self._dimension())
+                self._indexes[project_id] = index
+            changes = self._storage.chunk_changes(
+                project_id, index.chunk_cursor, index.removal_cursor
+            )
+            if changes.added or changes.removed:
+                index.apply(changes.added, changes.removed)
+                self._load_owner_attrs(index, changes.added)
+                index.chunk_cursor = changes.chunk_cursor
+                index.removal_cursor = changes.removal_cursor
+            yield index
+
+    def _load_owner_attrs(self, index: ProjectIndex, added: list[Chunk]) -> None:
+        """Owners of new chunks: re-read their attributes (a new version may retag them)."""
+        doc_ids = sorted({c.owner_id for c in added if c.source_type == "document"})
+        memory_keys = sorted(
+            {tuple(c.owner_id.split("/", 1)) for c in added if c.source_type == "memory"}
+        )
+        for doc in self._storage.get_documents(index.project_id, doc_ids).values():
+            code = index.owner_code[owner_key("document", doc.id)]
+            index.owner_attrs[code] = OwnerAttrs(
+                DOCUMENT, doc.id, path=doc.path, tags=tuple(sorted(doc.tags.items()))
+            )
+        keys = [(k[0], k[1]) for k in memory_keys]
+        for (store_id, memory_id), memory in self._storage.get_store_memories(keys).items():
+            code = index.owner_code[owner_key("memory", f"{store_id}/{memory_id}")]
+            index.owner_attrs[code] = OwnerAttrs(
+                MEMORY, memory_id, store_id=store_id, tags=tuple(sorted(memory.tags.items()))
+            )

@@ -1,0 +1,73 @@
+"""The service layer's composition: one ``Naturali`` per process, built from ``Settings``.
+
+Every interface (HTTP, CLI ``--local``, MCP) calls these services; authorization, validation
+and transactions live here, once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from naturali.embed.factory import build_embedder
+from naturali.ports.embedder import Embedder
+from naturali.ports.storage import Storage
+from naturali.retrieval.index import IndexRegistry
+from naturali.service.auth import Auth
+from naturali.service.documents import Documents
+from naturali.service.memories import Memories
+from naturali.service.projects import Projects, Users
+from naturali.service.search import Search
+from naturali.settings import Settings
+from naturali.storage.sqlite.catalog import SqliteStorage
+
+OWNER_TOKEN_FILE = "owner-token"
+
+
+class Naturali:
+    def __init__(
+        self, settings: Settings, storage: Storage | None = None, embedder: Embedder | None = None
+    ) -> None:
+        self.settings = settings
+        data_dir = settings.data_dir
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.storage: Storage = storage or SqliteStorage(data_dir / "catalog.sqlite")
+        self._embedder = embedder
+        self._embedder_lock = threading.Lock()
+        self.auth = Auth(self.storage)
+        self.users = Users(self.storage)
+        self.projects = Projects(self.storage, self.auth)
+        self.documents = Documents(
+            self.storage, self.auth, self.embedder, data_dir / "files", settings.max_upload_bytes
+        )
+        self.memories = Memories(self.storage, self.auth, self.embedder, data_dir / "stores")
+        self.indexes = IndexRegistry(self.storage, lambda: self.embedder().dimension)
+        self.search = Search(self.storage, self.auth, self.embedder, self.indexes, self.memories)
+
+    def embedder(self) -> Embedder:
+        """Loaded on first use, once per process."""
+        if self._embedder is None:
+            with self._embedder_lock:
+                if self._embedder is None:
+                    self._embedder = build_embedder(self.settings)
+        return self._embedder
+
+    def bootstrap(self) -> str | None:
+        """On first start, create the owner user and token; return the token that time only.
+
+        ``NATURALI_BOOTSTRAP_TOKEN`` (settings.bootstrap_token) is used instead of a random one.
+        The token is also written to ``<data_dir>/owner-token`` with mode 0600.
+        """
+        if self.users.count() > 0:
+            return None
+        _, token = self.users.create("owner", self.settings.bootstrap_token)
+        path: Path = self.settings.data_dir / OWNER_TOKEN_FILE
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(token + "\n")
+        os.chmod(path, 0o600)
+        return token
+
+    def close(self) -> None:
+        self.storage.close()

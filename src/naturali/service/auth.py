@@ -1,0 +1,53 @@
+"""Who is calling and what they may do. Tokens are stored as SHA-256 hashes only."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Literal
+
+from naturali.errors import Forbidden, NotFound, Unauthenticated
+from naturali.model import Member, User
+from naturali.ports.storage import Storage
+
+Need = Literal["read", "write", "owner"]
+_ALLOWED: dict[Need, tuple[str, ...]] = {
+    "read": ("owner", "editor", "viewer"),
+    "write": ("owner", "editor"),
+    "owner": ("owner",),
+}
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Auth:
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+
+    def authenticate(self, token: str | None) -> User:
+        if not token:
+            raise Unauthenticated("missing bearer token", code="missing_token")
+        user = self._storage.user_for_token(hash_token(token))
+        if user is None:
+            raise Unauthenticated("invalid bearer token", code="invalid_token")
+        return user
+
+    def require(self, user: User, project_id: str, need: Need) -> Member:
+        """A non-member gets 404 (ids do not leak); a member without the role gets 403."""
+        member = self._storage.get_member(project_id, user.id)
+        if member is None:
+            raise NotFound(
+                f"project {project_id} not found", code="project_not_found", param="project_id"
+            )
+        if member.role not in _ALLOWED[need]:
+            raise Forbidden(
+                f"role {member.role!r} may not do this (needs {' or '.join(_ALLOWED[need])})",
+                code="insufficient_role",
+            )
+        return member
+
+
+def same_token(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())

@@ -1,0 +1,34 @@
+"""The demo project: the handbook shipped with the package, ingested on ``serve --demo``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from naturali.errors import NotFound
+from naturali.service.app import Naturali
+from naturali.service.documents import Upload
+
+DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+DEMO_NAME = "demo"
+
+
+def ensure_demo(naturali: Naturali, say: Callable[[str], None]) -> str:
+    """Create (or refresh) the demo project for the owner; returns its id. Idempotent:
+    unchanged files make no new versions."""
+    owner = naturali.storage.oldest_user()
+    if owner is None:
+        raise NotFound("no owner user yet: start the server once first")
+    existing = [p for p, _ in naturali.projects.list(owner) if p.name == DEMO_NAME]
+    project = existing[0] if existing else naturali.projects.create(owner, DEMO_NAME)[0]
+    current = {d.path: d for d in naturali.documents.list(owner, project.id, limit=100).documents}
+    for file in sorted(DEMO_DIR.rglob("*.md")):
+        path = "/" + file.relative_to(DEMO_DIR).as_posix()
+        upload = Upload(file.read_bytes(), file.name, path)
+        if path in current:
+            naturali.documents.update(owner, project.id, current[path].id, upload)
+        else:
+            naturali.documents.create(owner, project.id, upload)
+        say(f"  ingested {path}")
+    say(f"Demo project {project.id} ({DEMO_NAME}) is ready.")
+    return project.id

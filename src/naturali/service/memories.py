@@ -1,0 +1,355 @@
+"""Memory stores and memories. A store is a vault directory of knowledge records; a memory is
+one record file (the file is the truth), mirrored into the catalog for search.
+
+Writes go file first (atomic), then the catalog. If the catalog step fails the file still
+holds the memory and the next reconcile indexes it, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from naturali.errors import Conflict, InvalidRequest, NotFound
+from naturali.ids import new_id
+from naturali.ingest.chunk import chunk_pages
+from naturali.ingest.extract import Page
+from naturali.model import Memory, MemoryStore, User, utcnow
+from naturali.ports.embedder import Embedder
+from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage
+from naturali.service import validation
+from naturali.service.auth import Auth
+from naturali.vault.files import atomic_write, record_files
+from naturali.vault.record import Record, RecordFormatError, content_hash, parse, render
+
+MAX_CONTENT_CHARS = 100_000
+MAX_NAME_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    indexed: int
+    removed: int
+    unchanged: int
+    invalid: list[str]
+
+
+def tags_to_strings(tags: dict[str, str]) -> list[str]:
+    return [f"{k}:{v}" for k, v in tags.items()]
+
+
+def strings_to_tags(values: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        key, _, item = value.partition(":")
+        out[key] = item
+    return out
+
+
+class Memories:
+    def __init__(
+        self, storage: Storage, auth: Auth, embedder: Callable[[], Embedder], stores_dir: Path
+    ) -> None:
+        self._storage = storage
+        self._auth = auth
+        self._embedder = embedder
+        self._stores = stores_dir
+
+    def vault(self, store_id: str) -> Path:
+        return self._stores / store_id / "vault"
+
+    # stores ---------------------------------------------------------------------------------
+    def create_store(
+        self, user: User, project_id: str, name: str, tags: dict[str, str] | None
+    ) -> MemoryStore:
+        self._auth.require(user, project_id, "write")
+        now = utcnow()
+        store = MemoryStore(
+            new_id("mstore"), project_id, _name(name), validation.tags(tags), now, now
+        )
+        self.vault(store.id).mkdir(parents=True, exist_ok=True)
+        try:
+            self._storage.create_memory_store(store)
+        except DocumentPathTaken as exc:
+            raise Conflict(
+                f"a memory store named {store.name!r} exists", code="name_taken", param="name"
+            ) from exc
+        return store
+
+    def list_stores(self, user: User, project_id: str) -> list[MemoryStore]:
+        self._auth.require(user, project_id, "read")
+        return self._storage.list_memory_stores(project_id)
+
+    def get_store(self, user: User, project_id: str, store_id: str) -> MemoryStore:
+        self._auth.require(user, project_id, "read")
+        return self._store(project_id, store_id)
+
+    def update_store(
+        self,
+        user: User,
+        project_id: str,
+        store_id: str,
+        name: str | None,
+        tags: dict[str, str] | None,
+    ) -> MemoryStore:
+        self._auth.require(user, project_id, "write")
+        store = self._store(project_id, store_id)
+        updated = MemoryStore(
+            store.id,
+            project_id,
+            _name(name) if name is not None else store.name,
+            validation.tags(tags) if tags is not None else store.tags,
+            store.created_at,
+            utcnow(),
+        )
+        try:
+            self._storage.update_memory_store(updated)
+        except DocumentPathTaken as exc:
+            raise Conflict(
+                f"a memory store named {updated.name!r} exists", code="name_taken", param="name"
+            ) from exc
+        return updated
+
+    def delete_store(self, user: User, project_id: str, store_id: str) -> None:
+        """Deletes the store and its vault (owners only: this removes history too)."""
+        self._auth.require(user, project_id, "owner")
+        self._store(project_id, store_id)
+        self._storage.delete_memory_store(project_id, store_id)
+        shutil.rmtree(self._stores / store_id, ignore_errors=True)
+
+    def _store(self, project_id: str, store_id: str) -> MemoryStore:
+        store = self._storage.get_memory_store(project_id, store_id)
+        if store is None:
+            raise NotFound(
+                f"memory store {store_id} not found",
+                code="memory_store_not_found",
+                param="memory_store_id",
+            )
+        return store
+
+    # memories -------------------------------------------------------------------------------
+    def create(
+        self,
+        user: User,
+        project_id: str,
+        store_id: str,
+        content: str,
+        tags: dict[str, str] | None = None,
+        title: str | None = None,
+    ) -> Memory:
+        self._auth.require(user, project_id, "write")
+        store = self._store(project_id, store_id)
+        now = utcnow()
+        memory_id = new_id("mem")
+        record = Record(
+            front={
+                "format": "knowledge-record-v1",
+                "id": memory_id,
+                "revision": 1,
+                "kind": "claim",
+                "type": "fact",
+                "title": validation.title(title) or _title_from(_content(content)),
+                "tags": tags_to_strings(validation.tags(tags)),
+                "lifecycle": "active",
+                "recorded_at": now,
+                "updated_at": now,
+            },
+            body=_content(content),
+        )
+        path = self.vault(store.id) / f"{memory_id}.md"
+        self._write(path, record)
+        return self._index_file(store, path)
+
+    def update(
+        self,
+        user: User,
+        project_id: str,
+        store_id: str,
+        memory_id: str,
+        content: str | None = None,
+        tags: dict[str, str] | None = None,
+        title: str | None = None,
+    ) -> Memory:
+        self._auth.require(user, project_id, "write")
+        store = self._store(project_id, store_id)
+        path, record = self._active_record(store, memory_id)
+        front = dict(record.front)
+        front["revision"] = record.revision + 1
+        front["updated_at"] = utcnow()
+        if title is not None:
+            front["title"] = validation.title(title) or record.title
+        if tags is not None:
+            front["tags"] = tags_to_strings(validation.tags(tags))
+        body = _content(content) if content is not None else record.body
+        self._write(path, Record(front, body))
+        return self._index_file(store, path)
+
+    def get(self, user: User, project_id: str, store_id: str, memory_id: str) -> Memory:
+        self._auth.require(user, project_id, "read")
+        store = self._store(project_id, store_id)
+        self.reconcile(store)
+        found = self._storage.get_memories(project_id, [memory_id]).get(memory_id)
+        if found is None or found.memory_store_id != store.id:
+            raise NotFound(
+                f"memory {memory_id} not found", code="memory_not_found", param="memory_id"
+            )
+        return found
+
+    def list(self, user: User, project_id: str, store_id: str) -> list[Memory]:
+        self._auth.require(user, project_id, "read")
+        store = self._store(project_id, store_id)
+        self.reconcile(store)
+        ids = sorted(self._storage.memory_hashes(store.id))
+        found = self._storage.get_memories(project_id, ids)
+        memories = [m for m in found.values() if m.memory_store_id == store.id]
+        return sorted(memories, key=lambda m: (m.created_at, m.id))
+
+    def delete(self, user: User, project_id: str, store_id: str, memory_id: str) -> None:
+        """Withdraws the record: the file stays (lifecycle withdrawn), it leaves search."""
+        self._auth.require(user, project_id, "write")
+        store = self._store(project_id, store_id)
+        path, record = self._active_record(store, memory_id)
+        front = dict(record.front)
+        front.update(revision=record.revision + 1, lifecycle="withdrawn", updated_at=utcnow())
+        front.setdefault("lifecycle_change", "deleted through the memories API")
+        self._write(path, Record(front, record.body))
+        self._storage.remove_memory(store.id, memory_id)
+
+    def _active_record(self, store: MemoryStore, memory_id: str) -> tuple[Path, Record]:
+        for path in record_files(self.vault(store.id)):
+            try:
+                record = parse(path.read_text("utf-8"))
+            except (RecordFormatError, UnicodeDecodeError):
+                continue
+            if record.id == memory_id and record.lifecycle == "active":
+                return path, record
+        raise NotFound(f"memory {memory_id} not found", code="memory_not_found", param="memory_id")
+
+    @staticmethod
+    def _write(path: Path, record: Record) -> None:
+        atomic_write(path, render(record).encode("utf-8"))
+
+    # reconcile ------------------------------------------------------------------------------
+    def reconcile(self, store: MemoryStore) -> ReconcileReport:
+        """Bring the catalog in line with the vault: re-chunk and re-embed only records whose
+        file changed (stat first, then content hash); drop records that left or stopped being
+        active; skip (and report) files that are not valid records or share an id."""
+        known = self._storage.memory_hashes(store.id)
+        stats = self._storage.memory_file_stats(store.id)
+        seen: dict[str, Path] = {}
+        duplicates: set[str] = set()
+        invalid: list[str] = []
+        changed: list[Path] = []
+        unchanged = 0
+        for path in record_files(self.vault(store.id)):
+            relative = str(path.relative_to(self.vault(store.id)))
+            stat = _stat(path)
+            cached = stats.get(relative)
+            if cached is not None and cached[1] == stat:
+                memory_id = cached[0]
+                if memory_id in seen:
+                    duplicates.add(memory_id)
+                seen[memory_id] = path
+                unchanged += 1
+                continue
+            try:
+                record = parse(path.read_text("utf-8"))
+            except (RecordFormatError, UnicodeDecodeError) as exc:
+                invalid.append(f"{relative}: {exc}")
+                continue
+            if record.lifecycle != "active":
+                continue
+            if record.id in seen:
+                duplicates.add(record.id)
+            seen[record.id] = path
+            changed.append(path)
+        indexed = 0
+        for path in changed:
+            memory_id = parse(path.read_text("utf-8")).id
+            if memory_id not in duplicates:
+                self._index_file(store, path, known.get(memory_id))
+                indexed += 1
+        removed = 0
+        for memory_id in known:
+            if memory_id not in seen or memory_id in duplicates:
+                self._storage.remove_memory(store.id, memory_id)
+                removed += 1
+        invalid += [f"duplicate id {d}" for d in sorted(duplicates)]
+        return ReconcileReport(indexed, removed, unchanged, invalid)
+
+    def _index_file(self, store: MemoryStore, path: Path, known_hash: str | None = None) -> Memory:
+        data = path.read_bytes()
+        record = parse(data.decode("utf-8"))
+        digest = content_hash(data)
+        relative = str(path.relative_to(self.vault(store.id)))
+        now = utcnow()
+        memory = Memory(
+            id=record.id,
+            project_id=store.project_id,
+            memory_store_id=store.id,
+            title=record.title,
+            content=record.body,
+            tags=strings_to_tags(record.tags),
+            revision=record.revision,
+            content_hash=digest,
+            created_at=str(record.front.get("recorded_at") or now),
+            updated_at=str(
+                record.front.get("updated_at") or record.front.get("recorded_at") or now
+            ),
+        )
+        if known_hash == digest:
+            self._storage.touch_memory_file(store.id, record.id, relative, _stat(path))
+            return memory
+        embedder = self._embedder()
+        drafts = chunk_pages([Page(None, record.body, 0)], embedder.count_tokens)
+        vectors = embedder.embed([d.text for d in drafts]) if drafts else np.zeros((0, 1))
+        chunks = [
+            EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+            for d, v in zip(drafts, vectors, strict=True)
+        ]
+        self._storage.replace_memory(memory, relative, _stat(path), chunks, embedder.model_id)
+        return memory
+
+
+def _stat(path: Path) -> str:
+    st = os.stat(path)
+    return json.dumps([st.st_size, st.st_mtime_ns, st.st_ino])
+
+
+def _content(content: str) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidRequest(
+            "content must be a non-empty string", code="invalid_content", param="content"
+        )
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidRequest(
+            f"content is longer than {MAX_CONTENT_CHARS} characters",
+            code="invalid_content",
+            param="content",
+        )
+    if "\x00" in content:
+        raise InvalidRequest(
+            "content contains NUL characters", code="invalid_content", param="content"
+        )
+    return content
+
+
+def _name(name: str) -> str:
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARS:
+        raise InvalidRequest(
+            f"name must be 1–{MAX_NAME_CHARS} characters", code="invalid_name", param="name"
+        )
+    if any(ord(c) < 32 for c in name):
+        raise InvalidRequest("name contains control characters", code="invalid_name", param="name")
+    return name.strip()
+
+
+def _title_from(content: str) -> str:
+    first = content.strip().splitlines()[0].lstrip("# ").strip()
+    return first[:80] + ("…" if len(first) > 80 else "")

@@ -1,0 +1,98 @@
+"""Projects, members and users (roles: owner, editor, viewer)."""
+
+from __future__ import annotations
+
+import builtins
+
+from naturali.errors import Conflict, InvalidRequest, NotFound
+from naturali.ids import new_id, new_token
+from naturali.model import ROLES, Member, Project, User, utcnow
+from naturali.ports.storage import Storage
+from naturali.service.auth import Auth, hash_token
+
+
+class Projects:
+    def __init__(self, storage: Storage, auth: Auth) -> None:
+        self._storage = storage
+        self._auth = auth
+
+    def create(self, user: User, name: str) -> tuple[Project, Member]:
+        if not name.strip() or len(name) > 200:
+            raise InvalidRequest("name must be 1–200 characters", code="invalid_name", param="name")
+        now = utcnow()
+        project = Project(new_id("proj"), name.strip(), now)
+        owner = Member(project.id, user.id, "owner", now)
+        self._storage.create_project(project, owner)
+        return project, owner
+
+    def list(self, user: User) -> list[tuple[Project, Member]]:
+        return self._storage.list_projects(user.id)
+
+    def get(self, user: User, project_id: str) -> tuple[Project, Member]:
+        member = self._auth.require(user, project_id, "read")
+        project = self._storage.get_project(project_id)
+        assert project is not None
+        return project, member
+
+    def members(self, user: User, project_id: str) -> builtins.list[Member]:
+        self._auth.require(user, project_id, "read")
+        return self._storage.list_members(project_id)
+
+    def put_member(self, user: User, project_id: str, user_id: str, role: str) -> Member:
+        self._auth.require(user, project_id, "owner")
+        if role not in ROLES:
+            raise InvalidRequest(
+                f"role must be one of {', '.join(ROLES)}", code="invalid_role", param="role"
+            )
+        if self._storage.get_user(user_id) is None:
+            raise NotFound(f"user {user_id} not found", code="user_not_found", param="user_id")
+        existing = self._storage.get_member(project_id, user_id)
+        if existing and existing.role == "owner" and role != "owner":
+            self._keep_an_owner(project_id, user_id)
+        member = Member(
+            project_id, user_id, role, existing.created_at if existing else utcnow()
+        )
+        self._storage.put_member(member)
+        return member
+
+    def remove_member(self, user: User, project_id: str, user_id: str) -> None:
+        self._auth.require(user, project_id, "owner")
+        existing = self._storage.get_member(project_id, user_id)
+        if existing is None:
+            raise NotFound(
+                f"user {user_id} is not a member", code="member_not_found", param="user_id"
+            )
+        if existing.role == "owner":
+            self._keep_an_owner(project_id, user_id)
+        self._storage.remove_member(project_id, user_id)
+
+    def _keep_an_owner(self, project_id: str, leaving: str) -> None:
+        owners = [m for m in self._storage.list_members(project_id) if m.role == "owner"]
+        if [m.user_id for m in owners] == [leaving]:
+            raise Conflict(
+                "a project must keep at least one owner", code="last_owner", param="user_id"
+            )
+
+
+class Users:
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+
+    def create(self, name: str, token: str | None = None) -> tuple[User, str]:
+        """A user and their first token (returned once; only its hash is stored)."""
+        if not name.strip() or len(name) > 200:
+            raise InvalidRequest("name must be 1–200 characters", code="invalid_name", param="name")
+        secret = token or new_token()
+        user = User(new_id("user"), name.strip(), utcnow())
+        self._storage.create_user(user, hash_token(secret))
+        return user, secret
+
+    def new_token(self, user_id: str) -> str:
+        if self._storage.get_user(user_id) is None:
+            raise NotFound(f"user {user_id} not found", code="user_not_found", param="user_id")
+        secret = new_token()
+        self._storage.add_token(user_id, hash_token(secret))
+        return secret
+
+    def count(self) -> int:
+        return self._storage.count_users()

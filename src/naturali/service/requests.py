@@ -1,0 +1,118 @@
+"""Request bodies, validated once at the edge by every interface (HTTP, CLI, SDK, MCP).
+
+Strict types and ``extra="forbid"``: a wrong type or an unknown field is a 400, never a
+silent coercion.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from naturali.service import validation
+
+MAX_QUERY_CHARS = 2000
+MAX_FILTER_ITEMS = 100
+
+Text = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
+FilterList = Annotated[list[str], Field(min_length=1, max_length=MAX_FILTER_ITEMS)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class SearchRequest(Strict):
+    """``POST /v1/projects/{project_id}/knowledge/search`` (spec: search-api.md)."""
+
+    query: Text | None = Field(None, description="The text to search semantically.")
+    min_similarity: float | None = Field(
+        None,
+        ge=-1.0,
+        le=1.0,
+        description="Minimum raw cosine similarity_score a vector candidate must reach to take "
+        "part in ranking. Only applies with query; lexical matches are kept.",
+    )
+    limit: int = Field(10, ge=1, le=100, description="Maximum results (default 10).")
+    include_documents: bool = Field(True, description="false leaves documents out.")
+    include_memories: bool = Field(True, description="false leaves memories out.")
+    document_paths: FilterList | None = Field(
+        None, description="Restrict to documents whose path starts with one of these prefixes."
+    )
+    document_ids: FilterList | None = Field(None, description="Restrict to these documents.")
+    memory_store_ids: FilterList | None = Field(
+        None, description="Restrict to memories in these memory stores."
+    )
+    tags: dict[str, str] | None = Field(
+        None,
+        description="Every key-value pair must be contained in the result's tags "
+        "(for memories, the store's tags count as well as the memory's own).",
+    )
+
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("query must not be empty")
+        return value
+
+    @field_validator("document_paths")
+    @classmethod
+    def _prefixes(cls, value: list[str] | None) -> list[str] | None:
+        for prefix in value or []:
+            validation.logical_path(prefix, "document_paths", prefix=True)
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return None if value is None else validation.tags(value)
+
+
+class DocumentText(Strict):
+    """A document sent as JSON text instead of a file."""
+
+    path: str
+    content: str
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
+    tags: dict[str, str] | None = None
+
+
+class DocumentTextUpdate(Strict):
+    path: str | None = None
+    content: str
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
+    tags: dict[str, str] | None = None
+
+
+class ProjectCreate(Strict):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class MemberRole(Strict):
+    role: str = Field(description="owner, editor or viewer")
+
+
+class MemoryStoreCreate(Strict):
+    name: str
+    tags: dict[str, str] | None = None
+
+
+class MemoryStoreUpdate(Strict):
+    name: str | None = None
+    tags: dict[str, str] | None = None
+
+
+class MemoryCreate(Strict):
+    content: str
+    tags: dict[str, str] | None = None
+    title: str | None = None
+
+
+class MemoryUpdate(Strict):
+    content: str | None = None
+    tags: dict[str, str] | None = None
+    title: str | None = None

@@ -1,0 +1,271 @@
+"""Knowledge search (spec: search-api.md): which stores take part, fetch or rank, results.
+
+Filters are turned into a row mask before either leg runs, so a subset is ranked within
+itself and nothing outside the project (or outside the filters) can change a rank. The query
+is never stored or logged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from naturali.errors import InvalidRequest
+from naturali.model import Chunk, Document, Memory, MemoryStore, User
+from naturali.ports.embedder import Embedder
+from naturali.ports.storage import Storage
+from naturali.retrieval.hybrid import Legs, Ranked, rank
+from naturali.retrieval.index import DOCUMENT, MEMORY, IndexRegistry, OwnerAttrs, ProjectIndex
+from naturali.service.auth import Auth
+from naturali.service.memories import Memories
+from naturali.service.requests import SearchRequest
+from naturali.text.tokens import query_terms
+
+
+@dataclass(frozen=True)
+class Participation:
+    documents: bool
+    memories: bool
+
+
+def participation(request: SearchRequest) -> Participation:
+    """DESIGN.md "Search": a store takes part when its switch is on and there is a query or a
+    selector for that store."""
+    if not (request.include_documents or request.include_memories):
+        raise InvalidRequest(
+            "include_documents and include_memories cannot both be false",
+            code="no_sources",
+            param="include_documents",
+        )
+    selectors = (
+        request.query,
+        request.document_paths,
+        request.document_ids,
+        request.memory_store_ids,
+        request.tags,
+    )
+    if all(s is None for s in selectors):
+        raise InvalidRequest(
+            "give at least one of query, document_paths, document_ids, memory_store_ids or tags",
+            code="missing_selector",
+            param="query",
+        )
+    has_query = request.query is not None
+    documents = request.include_documents and (
+        has_query
+        or any(s is not None for s in (request.document_paths, request.document_ids, request.tags))
+    )
+    memories = request.include_memories and (
+        has_query or request.memory_store_ids is not None or request.tags is not None
+    )
+    return Participation(documents, memories)
+
+
+class Search:
+    def __init__(
+        self,
+        storage: Storage,
+        auth: Auth,
+        embedder: Callable[[], Embedder],
+        indexes: IndexRegistry,
+        memories: Memories,
+    ) -> None:
+        self._storage = storage
+        self._auth = auth
+        self._embedder = embedder
+        self._indexes = indexes
+        self._memories = memories
+
+    def search(
+        self,
+        user: User,
+        project_id: str,
+        request: SearchRequest,
+        *,
+        legs: Legs = "hybrid",
+        fuse: Literal["blend", "rrf"] = "blend",
+    ) -> list[dict[str, Any]]:
+        self._auth.require(user, project_id, "read")
+        taking_part = participation(request)
+        stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
+        if taking_part.memories:
+            for store in stores.values():
+                if request.memory_store_ids is None or store.id in request.memory_store_ids:
+                    self._memories.reconcile(store)
+        query_vector = (
+            self._embedder().embed([request.query])[0] if request.query is not None else None
+        )
+        with self._indexes.synced(project_id) as index:
+            mask = _mask(index, request, taking_part, stores)
+            if query_vector is None or request.query is None:
+                rows = _fetch_order(index, mask, stores)[: request.limit]
+                ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
+            else:
+                ranked = rank(
+                    index,
+                    mask,
+                    query_vector,
+                    query_terms(request.query),
+                    request.limit,
+                    request.min_similarity,
+                    legs,
+                    fuse,
+                )
+            picked = [
+                (r, int(index.seqs[r.row]), index.owner_attrs.get(int(index.owner[r.row])))
+                for r in ranked
+            ]
+        return self._results(project_id, picked, stores, with_similarity=query_vector is not None)
+
+    def _results(
+        self,
+        project_id: str,
+        picked: list[tuple[Ranked, int, OwnerAttrs | None]],
+        stores: dict[str, MemoryStore],
+        *,
+        with_similarity: bool,
+    ) -> list[dict[str, Any]]:
+        chunks = self._storage.get_chunks([seq for _, seq, _ in picked])
+        doc_ids = [a.owner_id for _, _, a in picked if a and a.source == DOCUMENT]
+        documents = self._storage.get_documents(project_id, doc_ids)
+        memory_keys = [(a.store_id, a.owner_id) for _, _, a in picked if a and a.source == MEMORY]
+        memories = self._storage.get_store_memories(memory_keys)
+        results: list[dict[str, Any]] = []
+        for ranked, seq, attrs in picked:
+            chunk = chunks.get(seq)
+            if chunk is None or attrs is None:
+                continue  # removed between the index read and now
+            if attrs.source == DOCUMENT and attrs.owner_id in documents:
+                result = document_result(documents[attrs.owner_id], chunk)
+            elif attrs.source == MEMORY and (attrs.store_id, attrs.owner_id) in memories:
+                memory = memories[(attrs.store_id, attrs.owner_id)]
+                result = memory_result(memory, stores[memory.memory_store_id], chunk)
+            else:
+                continue
+            result["score"] = ranked.score
+            if with_similarity:
+                result["similarity_score"] = min(1.0, max(0.0, ranked.similarity))
+            results.append(result)
+        return results
+
+
+def document_result(document: Document, chunk: Chunk) -> dict[str, Any]:
+    return {
+        "source_type": "document",
+        "document_id": document.id,
+        "chunk_id": chunk.id,
+        "document_version": document.version,
+        "page": chunk.page,
+        "file_id": document.file_id,
+        "project_id": document.project_id,
+        "path": document.path,
+        "filename": document.filename,
+        "size": document.size,
+        "title": document.title,
+        "metadata": document.metadata,
+        "tags": document.tags,
+        "content": chunk.text,
+        "created_at": document.created_at,
+        "updated_at": document.updated_at,
+    }
+
+
+def memory_result(memory: Memory, store: MemoryStore, chunk: Chunk) -> dict[str, Any]:
+    return {
+        "source_type": "memory",
+        "memory_id": memory.id,
+        "memory_store_id": store.id,
+        "memory_store_name": store.name,
+        "content": chunk.text,
+        "created_at": memory.created_at,
+        "updated_at": memory.updated_at,
+    }
+
+
+def _mask(
+    index: ProjectIndex,
+    request: SearchRequest,
+    taking_part: Participation,
+    stores: dict[str, MemoryStore],
+) -> npt.NDArray[np.bool_]:
+    """Rows that may be returned: live, of a store that takes part, passing its filters."""
+    sources = index.owner_sources()
+    allowed = np.zeros(len(index.owner_keys), np.bool_)
+    if taking_part.documents:
+        allowed |= _allowed_documents(index, request, sources)
+    if taking_part.memories:
+        allowed |= _allowed_memories(index, request, sources, stores)
+    n = index.n
+    if allowed.size == 0:
+        return np.zeros(n, np.bool_)
+    return allowed[index.owner[:n]] & index.live_rows
+
+
+def _allowed_documents(
+    index: ProjectIndex, request: SearchRequest, sources: npt.NDArray[np.int8]
+) -> npt.NDArray[np.bool_]:
+    if request.document_ids is None and request.document_paths is None and request.tags is None:
+        everything: npt.NDArray[np.bool_] = sources == DOCUMENT
+        return everything
+    allowed = np.zeros(len(index.owner_keys), np.bool_)
+    if request.document_ids is not None:
+        codes = [index.owner_code.get("d:" + d) for d in request.document_ids]
+        candidates = [c for c in codes if c is not None]
+    else:
+        candidates = [int(c) for c in np.flatnonzero(sources == DOCUMENT)]
+    prefixes = tuple(request.document_paths or ())
+    wanted = set((request.tags or {}).items())
+    for code in candidates:
+        attrs = index.owner_attrs.get(code)
+        if attrs is None or (prefixes and not attrs.path.startswith(prefixes)):
+            continue
+        if wanted and not wanted <= set(attrs.tags):
+            continue
+        allowed[code] = True
+    return allowed
+
+
+def _allowed_memories(
+    index: ProjectIndex,
+    request: SearchRequest,
+    sources: npt.NDArray[np.int8],
+    stores: dict[str, MemoryStore],
+) -> npt.NDArray[np.bool_]:
+    if request.memory_store_ids is None and request.tags is None:
+        everything: npt.NDArray[np.bool_] = sources == MEMORY
+        return everything
+    allowed = np.zeros(len(index.owner_keys), np.bool_)
+    store_ids = set(request.memory_store_ids or stores)
+    wanted = set((request.tags or {}).items())
+    for code in np.flatnonzero(sources == MEMORY):
+        attrs = index.owner_attrs.get(int(code))
+        if attrs is None or attrs.store_id not in store_ids or attrs.store_id not in stores:
+            continue
+        # A store's tags count as well as the memory's own (the memory's win on a clash).
+        tags = {**stores[attrs.store_id].tags, **dict(attrs.tags)}
+        if wanted and not wanted <= set(tags.items()):
+            continue
+        allowed[int(code)] = True
+    return allowed
+
+
+def _fetch_order(
+    index: ProjectIndex, mask: npt.NDArray[np.bool_], stores: dict[str, MemoryStore]
+) -> list[int]:
+    """Fetch mode's stable order: documents by path, version, chunk order; then memories by
+    store name, memory id, chunk order. Rows are appended in chunk order, so row breaks ties."""
+
+    def key(row: int) -> tuple[Any, ...]:
+        attrs = index.owner_attrs.get(int(index.owner[row]))
+        if attrs is None:
+            return (2, "", "", row)
+        if attrs.source == DOCUMENT:
+            return (0, attrs.path, "", row)
+        store = stores.get(attrs.store_id)
+        return (1, store.name if store else "", attrs.owner_id, row)
+
+    return sorted((int(r) for r in np.flatnonzero(mask)), key=key)

@@ -1,0 +1,88 @@
+"""One settings object, read once per entrypoint (composition root) and passed down.
+
+Sources, lowest to highest precedence: defaults, a TOML file (``NATURALI_CONFIG`` or
+``<data_dir>/naturali.toml``), ``NATURALI_*`` environment variables, explicit overrides (CLI
+flags).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path(".naturali")
+    host: str = "127.0.0.1"
+    port: int = 8600
+    max_upload_bytes: int = 50 * MiB
+    bootstrap_token: str | None = None
+    # Embedder: "onnx" (bundled all-MiniLM-L6-v2) or "http" (OpenAI-compatible /embeddings).
+    embedder: str = "onnx"
+    embedder_threads: int = 2
+    embedder_batch_size: int = 32
+    embedder_url: str | None = None
+    embedder_model: str | None = None
+    embedder_api_key: str | None = None
+    # Client side (CLI, MCP over HTTP).
+    base_url: str = "http://127.0.0.1:8600"
+    token: str | None = None
+
+    @classmethod
+    def load(
+        cls, overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+    ) -> Settings:
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        config_file = env.get("NATURALI_CONFIG")
+        if config_file:
+            values.update(_read_toml(Path(config_file)))
+        values.update(_from_env(env))
+        values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        settings = cls()._with(values)
+        if not config_file:
+            local = settings.data_dir / "naturali.toml"
+            if local.is_file():
+                file_values = _read_toml(local)
+                settings = cls()._with({**file_values, **values})
+        return settings
+
+    def _with(self, values: Mapping[str, Any]) -> Settings:
+        known = {f.name: f for f in fields(self)}
+        typed: dict[str, Any] = {}
+        for key, raw in values.items():
+            if key not in known:
+                raise ValueError(f"unknown setting {key!r}")
+            typed[key] = _coerce(getattr(self, key), known[key].type, raw)
+        return replace(self, **typed)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    with path.open("rb") as fh:
+        return dict(tomllib.load(fh))
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for f in fields(Settings):
+        key = "NATURALI_" + f.name.upper()
+        if key in env and env[key] != "":
+            out[f.name] = env[key]
+    return out
+
+
+def _coerce(default: Any, annotation: Any, raw: Any) -> Any:
+    if isinstance(default, Path) or annotation in ("Path", Path):
+        return Path(raw).expanduser()
+    if isinstance(default, bool):
+        return str(raw).lower() in ("1", "true", "yes", "on")
+    if isinstance(default, int):
+        return int(raw)
+    return None if raw is None else str(raw)

@@ -1,0 +1,548 @@
+"""The SQLite catalog adapter: the only place that speaks SQL (with ``migrations``)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from naturali.ids import new_id
+from naturali.model import (
+    Chunk,
+    Document,
+    Member,
+    Memory,
+    MemoryStore,
+    Project,
+    Role,
+    SourceType,
+    User,
+)
+from naturali.ports.storage import (
+    ChunkChanges,
+    DocumentPathTaken,
+    EmbeddedChunk,
+    memory_owner,
+)
+from naturali.storage.sqlite.connection import Database
+from naturali.storage.sqlite.migrations import migrate
+
+_MAX_VARS = 900  # stay under SQLite's bound-parameter limit
+
+
+def _placeholders(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _batches(items: Sequence[Any]) -> list[Sequence[Any]]:
+    return [items[i : i + _MAX_VARS] for i in range(0, len(items), _MAX_VARS)]
+
+
+_DOC_SELECT = """
+    SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
+           v.chunk_count, v.page_count, v.warnings
+    FROM documents d JOIN document_versions v ON v.document_id = d.id AND v.version = d.version
+"""
+
+
+def _document(row: sqlite3.Row) -> Document:
+    return Document(
+        id=row["id"],
+        project_id=row["project_id"],
+        path=row["path"],
+        title=row["title"],
+        metadata=json.loads(row["metadata"]),
+        tags=json.loads(row["tags"]),
+        version=row["version"],
+        file_id=row["file_id"],
+        filename=row["filename"],
+        size=row["size"],
+        content_type=row["content_type"],
+        content_hash=row["content_hash"],
+        chunk_count=row["chunk_count"],
+        page_count=row["page_count"],
+        warnings=json.loads(row["warnings"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _chunk(row: sqlite3.Row) -> Chunk:
+    return Chunk(
+        seq=row["seq"],
+        id=row["id"],
+        project_id=row["project_id"],
+        source_type=cast(SourceType, row["source_type"]),
+        owner_id=row["owner_id"],
+        version=row["version"],
+        ordinal=row["ordinal"],
+        text=row["text"],
+        start=row["start_offset"],
+        end=row["end_offset"],
+        page=row["page"],
+        vector=row["vector"],
+    )
+
+
+def _store(row: sqlite3.Row) -> MemoryStore:
+    return MemoryStore(
+        id=row["id"],
+        project_id=row["project_id"],
+        name=row["name"],
+        tags=json.loads(row["tags"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _memory(row: sqlite3.Row) -> Memory:
+    return Memory(
+        id=row["id"],
+        project_id=row["project_id"],
+        memory_store_id=row["memory_store_id"],
+        title=row["title"],
+        content=row["content"],
+        tags=json.loads(row["tags"]),
+        revision=row["revision"],
+        content_hash=row["content_hash"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+class SqliteStorage:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = Database(path)
+        migrate(self.db.conn(), path.with_suffix(".lock"))
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _one(self, sql: str, *args: Any) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self.db.conn().execute(sql, args).fetchone()
+        return row
+
+    def _all(self, sql: str, *args: Any) -> list[sqlite3.Row]:
+        return list(self.db.conn().execute(sql, args).fetchall())
+
+    # users and tokens ---------------------------------------------------------------------
+    def create_user(self, user: User, token_hash: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT INTO users VALUES (?, ?, ?)", (user.id, user.name, user.created_at)
+            )
+            conn.execute(
+                "INSERT INTO tokens VALUES (?, ?, ?)", (token_hash, user.id, user.created_at)
+            )
+
+    def add_token(self, user_id: str, token_hash: str) -> None:
+        with self.db.write() as conn:
+            conn.execute("INSERT INTO tokens VALUES (?, ?, datetime('now'))", (token_hash, user_id))
+
+    def user_for_token(self, token_hash: str) -> User | None:
+        row = self._one(
+            "SELECT u.* FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?",
+            token_hash,
+        )
+        return User(row["id"], row["name"], row["created_at"]) if row else None
+
+    def get_user(self, user_id: str) -> User | None:
+        row = self._one("SELECT * FROM users WHERE id = ?", user_id)
+        return User(row["id"], row["name"], row["created_at"]) if row else None
+
+    def oldest_user(self) -> User | None:
+        row = self._one("SELECT * FROM users ORDER BY created_at, rowid LIMIT 1")
+        return User(row["id"], row["name"], row["created_at"]) if row else None
+
+    def count_users(self) -> int:
+        row = self._one("SELECT count(*) AS n FROM users")
+        return int(row["n"]) if row else 0
+
+    # projects and members -------------------------------------------------------------------
+    def create_project(self, project: Project, owner: Member) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT INTO projects VALUES (?, ?, ?)",
+                (project.id, project.name, project.created_at),
+            )
+            self._insert_member(conn, owner)
+
+    @staticmethod
+    def _insert_member(conn: sqlite3.Connection, m: Member) -> None:
+        conn.execute(
+            "INSERT INTO members VALUES (?, ?, ?, ?) ON CONFLICT (project_id, user_id) "
+            "DO UPDATE SET role = excluded.role",
+            (m.project_id, m.user_id, m.role, m.created_at),
+        )
+
+    def get_project(self, project_id: str) -> Project | None:
+        row = self._one("SELECT * FROM projects WHERE id = ?", project_id)
+        return Project(row["id"], row["name"], row["created_at"]) if row else None
+
+    def list_projects(self, user_id: str) -> list[tuple[Project, Member]]:
+        rows = self._all(
+            "SELECT p.*, m.role, m.created_at AS joined FROM projects p "
+            "JOIN members m ON m.project_id = p.id WHERE m.user_id = ? ORDER BY p.created_at, p.id",
+            user_id,
+        )
+        return [
+            (
+                Project(r["id"], r["name"], r["created_at"]),
+                Member(r["id"], user_id, cast(Role, r["role"]), r["joined"]),
+            )
+            for r in rows
+        ]
+
+    def get_member(self, project_id: str, user_id: str) -> Member | None:
+        row = self._one(
+            "SELECT * FROM members WHERE project_id = ? AND user_id = ?", project_id, user_id
+        )
+        return _member(row) if row else None
+
+    def list_members(self, project_id: str) -> list[Member]:
+        rows = self._all(
+            "SELECT * FROM members WHERE project_id = ? ORDER BY created_at, user_id", project_id
+        )
+        return [_member(r) for r in rows]
+
+    def put_member(self, member: Member) -> None:
+        with self.db.write() as conn:
+            self._insert_member(conn, member)
+
+    def remove_member(self, project_id: str, user_id: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "DELETE FROM members WHERE project_id = ? AND user_id = ?", (project_id, user_id)
+            )
+
+    # documents ------------------------------------------------------------------------------
+    def get_document(self, project_id: str, document_id: str) -> Document | None:
+        row = self._one(
+            _DOC_SELECT + " WHERE d.project_id = ? AND d.id = ?", project_id, document_id
+        )
+        return _document(row) if row else None
+
+    def get_documents(self, project_id: str, ids: Sequence[str]) -> dict[str, Document]:
+        out: dict[str, Document] = {}
+        for batch in _batches(list(ids)):
+            sql = _DOC_SELECT + f" WHERE d.project_id = ? AND d.id IN ({_placeholders(len(batch))})"
+            for row in self._all(sql, project_id, *batch):
+                out[row["id"]] = _document(row)
+        return out
+
+    def list_documents(
+        self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
+    ) -> list[Document]:
+        sql = _DOC_SELECT + " WHERE d.project_id = ?"
+        args: list[Any] = [project_id]
+        if path_prefix:
+            # substr() rather than LIKE: paths may contain % and _.
+            sql += " AND substr(d.path, 1, ?) = ?"
+            args += [len(path_prefix), path_prefix]
+        if after_path is not None:
+            sql += " AND d.path > ?"
+            args.append(after_path)
+        sql += " ORDER BY d.path LIMIT ?"
+        args.append(limit)
+        return [_document(r) for r in self._all(sql, *args)]
+
+    def save_document_version(
+        self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
+    ) -> None:
+        d = document
+        with self.db.write() as conn:
+            if create:
+                try:
+                    conn.execute(
+                        "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            d.id,
+                            d.project_id,
+                            d.path,
+                            d.title,
+                            json.dumps(d.metadata),
+                            json.dumps(d.tags),
+                            d.version,
+                            d.created_at,
+                            d.updated_at,
+                        ),
+                    )
+                except sqlite3.IntegrityError as exc:
+                    raise DocumentPathTaken(d.path) from exc
+            else:
+                try:
+                    conn.execute(
+                        "UPDATE documents SET path = ?, title = ?, metadata = ?, tags = ?, "
+                        "version = ?, updated_at = ? WHERE id = ?",
+                        (
+                            d.path,
+                            d.title,
+                            json.dumps(d.metadata),
+                            json.dumps(d.tags),
+                            d.version,
+                            d.updated_at,
+                            d.id,
+                        ),
+                    )
+                except sqlite3.IntegrityError as exc:
+                    raise DocumentPathTaken(d.path) from exc
+                conn.execute(
+                    "DELETE FROM chunks WHERE source_type = 'document' AND owner_id = ?", (d.id,)
+                )
+            conn.execute(
+                "INSERT INTO document_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    d.id,
+                    d.version,
+                    d.file_id,
+                    d.filename,
+                    d.size,
+                    d.content_type,
+                    d.content_hash,
+                    d.chunk_count,
+                    d.page_count,
+                    json.dumps(d.warnings),
+                    d.updated_at,
+                ),
+            )
+            self._insert_chunks(conn, d.project_id, "document", d.id, d.version, chunks, model_id)
+
+    @staticmethod
+    def _insert_chunks(
+        conn: sqlite3.Connection,
+        project_id: str,
+        source_type: SourceType,
+        owner_id: str,
+        version: int,
+        chunks: Sequence[EmbeddedChunk],
+        model_id: str,
+    ) -> None:
+        conn.executemany(
+            "INSERT INTO chunks (id, project_id, source_type, owner_id, version, ordinal, page, "
+            "start_offset, end_offset, text, vector, model) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    new_id("chunk"),
+                    project_id,
+                    source_type,
+                    owner_id,
+                    version,
+                    c.draft.ordinal,
+                    c.draft.page,
+                    c.draft.start,
+                    c.draft.end,
+                    c.draft.text,
+                    c.vector,
+                    model_id,
+                )
+                for c in chunks
+            ],
+        )
+
+    def delete_document(self, project_id: str, document_id: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "DELETE FROM chunks WHERE source_type = 'document' AND owner_id = ?", (document_id,)
+            )
+            conn.execute("DELETE FROM document_versions WHERE document_id = ?", (document_id,))
+            conn.execute(
+                "DELETE FROM documents WHERE project_id = ? AND id = ?", (project_id, document_id)
+            )
+
+    # memory stores and memories -------------------------------------------------------------
+    def create_memory_store(self, store: MemoryStore) -> None:
+        with self.db.write() as conn:
+            try:
+                conn.execute(
+                    "INSERT INTO memory_stores VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        store.id,
+                        store.project_id,
+                        store.name,
+                        json.dumps(store.tags),
+                        store.created_at,
+                        store.updated_at,
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise DocumentPathTaken(store.name) from exc
+
+    def get_memory_store(self, project_id: str, store_id: str) -> MemoryStore | None:
+        row = self._one(
+            "SELECT * FROM memory_stores WHERE project_id = ? AND id = ?", project_id, store_id
+        )
+        return _store(row) if row else None
+
+    def list_memory_stores(self, project_id: str) -> list[MemoryStore]:
+        rows = self._all(
+            "SELECT * FROM memory_stores WHERE project_id = ? ORDER BY name, id", project_id
+        )
+        return [_store(r) for r in rows]
+
+    def update_memory_store(self, store: MemoryStore) -> None:
+        with self.db.write() as conn:
+            try:
+                conn.execute(
+                    "UPDATE memory_stores SET name = ?, tags = ?, updated_at = ? WHERE id = ?",
+                    (store.name, json.dumps(store.tags), store.updated_at, store.id),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise DocumentPathTaken(store.name) from exc
+
+    def delete_memory_store(self, project_id: str, store_id: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "DELETE FROM chunks WHERE source_type = 'memory' AND substr(owner_id, 1, ?) = ?",
+                (len(store_id) + 1, store_id + "/"),
+            )
+            conn.execute("DELETE FROM memories WHERE memory_store_id = ?", (store_id,))
+            conn.execute(
+                "DELETE FROM memory_stores WHERE project_id = ? AND id = ?", (project_id, store_id)
+            )
+
+    def memory_hashes(self, store_id: str) -> dict[str, str]:
+        rows = self._all(
+            "SELECT id, content_hash FROM memories WHERE memory_store_id = ?", store_id
+        )
+        return {r["id"]: r["content_hash"] for r in rows}
+
+    def get_memories(self, project_id: str, ids: Sequence[str]) -> dict[str, Memory]:
+        out: dict[str, Memory] = {}
+        for batch in _batches(list(ids)):
+            sql = (
+                "SELECT * FROM memories WHERE project_id = ? "
+                f"AND id IN ({_placeholders(len(batch))})"
+            )
+            for row in self._all(sql, project_id, *batch):
+                out[row["id"]] = _memory(row)
+        return out
+
+    def memory_file_stats(self, store_id: str) -> dict[str, tuple[str, str]]:
+        rows = self._all(
+            "SELECT id, file_path, file_stat FROM memories WHERE memory_store_id = ?", store_id
+        )
+        return {r["file_path"]: (r["id"], r["file_stat"]) for r in rows}
+
+    def touch_memory_file(self, store_id: str, memory_id: str, path: str, stat: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE memories SET file_path = ?, file_stat = ? "
+                "WHERE memory_store_id = ? AND id = ?",
+                (path, stat, store_id, memory_id),
+            )
+
+    def get_store_memories(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
+        out: dict[tuple[str, str], Memory] = {}
+        for store_id, memory_id in keys:
+            row = self._one(
+                "SELECT * FROM memories WHERE memory_store_id = ? AND id = ?", store_id, memory_id
+            )
+            if row is not None:
+                out[(store_id, memory_id)] = _memory(row)
+        return out
+
+    def replace_memory(
+        self,
+        memory: Memory,
+        path: str,
+        stat: str,
+        chunks: Sequence[EmbeddedChunk],
+        model_id: str,
+    ) -> None:
+        m = memory
+        with self.db.write() as conn:
+            self._delete_memory(conn, m.memory_store_id, m.id)
+            conn.execute(
+                "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    m.id,
+                    m.project_id,
+                    m.memory_store_id,
+                    m.title,
+                    m.content,
+                    json.dumps(m.tags),
+                    m.revision,
+                    m.content_hash,
+                    path,
+                    stat,
+                    m.created_at,
+                    m.updated_at,
+                ),
+            )
+            self._insert_chunks(
+                conn,
+                m.project_id,
+                "memory",
+                memory_owner(m.memory_store_id, m.id),
+                m.revision,
+                chunks,
+                model_id,
+            )
+
+    @staticmethod
+    def _delete_memory(conn: sqlite3.Connection, store_id: str, memory_id: str) -> None:
+        conn.execute(
+            "DELETE FROM chunks WHERE source_type = 'memory' AND owner_id = ?",
+            (memory_owner(store_id, memory_id),),
+        )
+        conn.execute(
+            "DELETE FROM memories WHERE memory_store_id = ? AND id = ?", (store_id, memory_id)
+        )
+
+    def remove_memory(self, store_id: str, memory_id: str) -> None:
+        with self.db.write() as conn:
+            self._delete_memory(conn, store_id, memory_id)
+
+    # chunks -----------------------------------------------------------------------------------
+    def chunk_changes(
+        self, project_id: str, chunk_cursor: int, removal_cursor: int
+    ) -> ChunkChanges:
+        conn = self.db.conn()
+        # One read transaction, so additions and removals describe the same snapshot.
+        conn.execute("BEGIN")
+        try:
+            added = [
+                _chunk(r)
+                for r in conn.execute(
+                    "SELECT * FROM chunks WHERE project_id = ? AND seq > ? ORDER BY seq",
+                    (project_id, chunk_cursor),
+                )
+            ]
+            removed_rows = conn.execute(
+                "SELECT seq, chunk_seq FROM chunk_removals WHERE project_id = ? AND seq > ? "
+                "ORDER BY seq",
+                (project_id, removal_cursor),
+            ).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        return ChunkChanges(
+            added=added,
+            removed=[r["chunk_seq"] for r in removed_rows],
+            chunk_cursor=added[-1].seq if added else chunk_cursor,
+            removal_cursor=removed_rows[-1]["seq"] if removed_rows else removal_cursor,
+        )
+
+    def get_chunks(self, seqs: Sequence[int]) -> dict[int, Chunk]:
+        out: dict[int, Chunk] = {}
+        for batch in _batches(list(seqs)):
+            sql = f"SELECT * FROM chunks WHERE seq IN ({_placeholders(len(batch))})"
+            for row in self._all(sql, *batch):
+                out[row["seq"]] = _chunk(row)
+        return out
+
+    def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:
+        out: list[Chunk] = []
+        for batch in _batches(list(owner_ids)):
+            sql = (
+                "SELECT * FROM chunks WHERE source_type = ? "
+                f"AND owner_id IN ({_placeholders(len(batch))}) ORDER BY owner_id, ordinal"
+            )
+            out.extend(_chunk(r) for r in self._all(sql, source_type, *batch))
+        return out
+
+
+def _member(row: sqlite3.Row) -> Member:
+    return Member(row["project_id"], row["user_id"], cast(Role, row["role"]), row["created_at"])

@@ -1,0 +1,123 @@
+"""The ``knowledge-record-v1`` file format: YAML 1.2 front matter and a Markdown body.
+
+Front matter is parsed with ruamel.yaml (YAML 1.2: ``no`` and ``on`` stay strings) and
+timestamps are kept as the strings that were written, so nothing is silently turned into a
+date. Unknown keys are kept in ``Record.front`` and written back untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.constructor import SafeConstructor
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.nodes import ScalarNode
+
+FORMAT = "knowledge-record-v1"
+KINDS = ("page", "claim", "relationship")
+LIFECYCLES = ("active", "superseded", "withdrawn")
+
+
+class _TextDates(SafeConstructor):
+    def construct_yaml_timestamp(self, node: ScalarNode, values: Any = None) -> Any:
+        return self.construct_scalar(node)
+
+
+_TextDates.add_constructor("tag:yaml.org,2002:timestamp", _TextDates.construct_yaml_timestamp)
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Constructor = _TextDates
+    yaml.version = (1, 2)
+    yaml.default_flow_style = False
+    yaml.allow_unicode = True
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+    return yaml
+
+
+class RecordFormatError(ValueError):
+    pass
+
+
+@dataclass
+class Record:
+    front: dict[str, Any]
+    body: str
+
+    @property
+    def id(self) -> str:
+        return str(self.front["id"])
+
+    @property
+    def revision(self) -> int:
+        return int(self.front["revision"])
+
+    @property
+    def lifecycle(self) -> str:
+        return str(self.front.get("lifecycle", "active"))
+
+    @property
+    def title(self) -> str:
+        return str(self.front.get("title") or "")
+
+    @property
+    def tags(self) -> list[str]:
+        return [str(t) for t in self.front.get("tags") or []]
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parse(text: str) -> Record:
+    if not text.startswith("---\n"):
+        raise RecordFormatError("missing front matter: the file must start with '---'")
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise RecordFormatError("front matter is not closed by a '---' line")
+    try:
+        front = _yaml().load(text[4:end]) or {}
+    except YAMLError as exc:
+        raise RecordFormatError(f"front matter is not valid YAML: {exc}") from exc
+    if not isinstance(front, dict):
+        raise RecordFormatError("front matter must be a mapping")
+    record = Record(front=dict(front), body=text[end + 5 :])
+    _validate(record)
+    return record
+
+
+def _validate(record: Record) -> None:
+    front = record.front
+    if front.get("format") != FORMAT:
+        raise RecordFormatError(f"format must be {FORMAT!r}")
+    if not isinstance(front.get("id"), str) or not front["id"]:
+        raise RecordFormatError("id must be a non-empty string")
+    revision = front.get("revision")
+    if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
+        raise RecordFormatError("revision must be a positive integer")
+    if front.get("kind") not in KINDS:
+        raise RecordFormatError(f"kind must be one of {', '.join(KINDS)}")
+    if record.lifecycle not in LIFECYCLES:
+        raise RecordFormatError(f"lifecycle must be one of {', '.join(LIFECYCLES)}")
+    tags = front.get("tags", [])
+    if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+        raise RecordFormatError("tags must be a list of strings")
+
+
+def render(record: Record) -> str:
+    _validate(record)
+    buffer = io.StringIO()
+    _yaml().dump(record.front, buffer)
+    front = buffer.getvalue()
+    if front.startswith("%YAML"):
+        front = front.split("---\n", 1)[1]
+    body = record.body if record.body.endswith("\n") or not record.body else record.body + "\n"
+    return f"---\n{front}---\n{body}"
