@@ -15,7 +15,7 @@ OVERLAP_TOKENS = 40
 
 TokenCounter = Callable[[str], int]
 
-_BLOCK = re.compile(r"\S(?:.*?\S)?(?=\n[ \t]*\n|\n(?=#{1,6}\s)|\Z)", re.DOTALL)
+_BLOCK = re.compile(r"\S(?:.*?\S)?(?=\s*\Z|\n[ \t]*\n|\n(?=#{1,6}\s))", re.DOTALL)
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)\s*")
 
 

@@ -1,0 +1,105 @@
+"""Shared fixtures: a real embedder (loaded once), a fresh data dir per test, an in-process
+HTTP client, and helpers to make users with roles."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from naturali.api.app import create_app
+from naturali.embed.onnx import OnnxEmbedder
+from naturali.service.app import Naturali
+from naturali.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def embedder() -> OnnxEmbedder:
+    return OnnxEmbedder(threads=2)
+
+
+@dataclass
+class Api:
+    """An in-process client with the owner's token, plus the service behind it."""
+
+    http: TestClient
+    naturali: Naturali
+    token: str
+
+    def headers(self, token: str | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token or self.token}"}
+
+    def post(self, url: str, token: str | None = None, **kw: Any) -> Any:
+        return self.http.post(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+
+    def get(self, url: str, token: str | None = None, **kw: Any) -> Any:
+        return self.http.get(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+
+    def put(self, url: str, token: str | None = None, **kw: Any) -> Any:
+        return self.http.put(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+
+    def patch(self, url: str, token: str | None = None, **kw: Any) -> Any:
+        return self.http.patch(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+
+    def delete(self, url: str, token: str | None = None, **kw: Any) -> Any:
+        return self.http.delete(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+
+    def project(self, name: str = "test", token: str | None = None) -> str:
+        response = self.post("/v1/projects", token, json={"name": name})
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
+
+    def user(self, name: str = "someone") -> tuple[str, str]:
+        user, token = self.naturali.users.create(name)
+        return user.id, token
+
+    def member(self, project_id: str, role: str) -> str:
+        user_id, token = self.user(role)
+        r = self.put(f"/v1/projects/{project_id}/members/{user_id}", json={"role": role})
+        assert r.status_code == 200, r.text
+        return token
+
+    def doc(self, project_id: str, path: str, content: str, **fields: Any) -> dict[str, Any]:
+        body = {"path": path, "content": content, **fields}
+        r = self.post(f"/v1/projects/{project_id}/documents", json=body)
+        assert r.status_code == 201, r.text
+        return dict(r.json())
+
+    def upload(self, project_id: str, path: str, data: bytes, filename: str,
+               **fields: str) -> Any:
+        files = {"file": (filename, io.BytesIO(data))}
+        return self.post(f"/v1/projects/{project_id}/documents", files=files,
+                         data={"path": path, **fields})
+
+    def search(self, project_id: str, token: str | None = None, **body: Any) -> Any:
+        return self.post(f"/v1/projects/{project_id}/knowledge/search", token, json=body)
+
+
+def make_api(tmp_path: Path, embedder: OnnxEmbedder, **settings: Any) -> Iterator[Api]:
+    naturali = Naturali(Settings(data_dir=tmp_path / "data", **settings), embedder=embedder)
+    token = naturali.bootstrap()
+    assert token
+    with TestClient(create_app(naturali), raise_server_exceptions=False) as http:
+        yield Api(http, naturali, token)
+    naturali.close()
+
+
+@pytest.fixture
+def api(tmp_path: Path, embedder: OnnxEmbedder) -> Iterator[Api]:
+    yield from make_api(tmp_path, embedder)
+
+
+def assert_error(response: Any, status: int, code: str | None = None) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"type", "code", "message", "param"}
+    assert body["error"]["message"]
+    if code:
+        assert body["error"]["code"] == code, body
+    return dict(body["error"])

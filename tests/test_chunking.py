@@ -1,0 +1,59 @@
+"""Chunking covers every word, keeps offsets exact and stays inside the model's window."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from naturali.embed.onnx import OnnxEmbedder
+from naturali.ingest.chunk import MAX_TOKENS, chunk_pages
+from naturali.ingest.extract import Page, extract
+
+DESIGN = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"
+SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact" / "corpus.jsonl"
+
+
+def _texts() -> list[str]:
+    texts = [
+        "One line without a newline",
+        "Ends with a newline\n",
+        "# Title\n\nFirst paragraph.\n\nSecond paragraph.\n\n\n",
+        "word " * 700,  # one paragraph far over the window, no sentences
+        ("A sentence that goes on. " * 120).strip(),
+        "# H1\n## H2\ntext right under\n### H3\n\n- a\n- b\n",
+    ]
+    if DESIGN.exists():
+        texts.append(DESIGN.read_text())
+    if SCIFACT.exists():
+        with SCIFACT.open() as fh:
+            texts += [json.loads(next(fh))["text"] for _ in range(20)]
+    return texts
+
+
+@pytest.mark.parametrize("text", _texts())
+def test_chunks_cover_text_with_exact_offsets(embedder: OnnxEmbedder, text: str) -> None:
+    chunks = chunk_pages([Page(None, text, 0)], embedder.count_tokens)
+    covered = [False] * len(text)
+    for chunk in chunks:
+        assert text[chunk.start : chunk.end] == chunk.text
+        assert embedder.count_tokens(chunk.text) <= MAX_TOKENS + 8
+        for i in range(chunk.start, chunk.end):
+            covered[i] = True
+    missing = [i for i, c in enumerate(text) if not c.isspace() and not covered[i]]
+    assert missing == []
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+
+
+def test_pdf_page_offsets_point_into_the_full_text(embedder: OnnxEmbedder) -> None:
+    from pdfs import text_pdf
+
+    from naturali.ingest.extract import full_text
+
+    extracted = extract(text_pdf(["first page text", "second page text"]), "x.pdf")
+    chunks = chunk_pages(extracted.pages, embedder.count_tokens)
+    whole = full_text(extracted)
+    assert [c.page for c in chunks] == [1, 2]
+    for chunk in chunks:
+        assert whole[chunk.start : chunk.end] == chunk.text

@@ -1,0 +1,85 @@
+"""An ingest killed mid-way leaves the previous version searchable and nothing half written."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from naturali.embed.onnx import OnnxEmbedder
+from naturali.service.app import Naturali
+from naturali.service.documents import Upload
+from naturali.service.requests import SearchRequest
+from naturali.settings import Settings
+
+V1 = "\n\n".join(f"Paragraph {i} of the first version talks about refunds." for i in range(40))
+V2 = "\n\n".join(f"Paragraph {i} of the second version talks about zebras." * 6 for i in range(40))
+
+KILLER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from naturali.service.app import Naturali
+    from naturali.service.documents import Upload
+    from naturali.settings import Settings
+    from naturali.storage.sqlite.catalog import SqliteStorage
+
+    data_dir, project_id, document_id, content = sys.argv[1:]
+    original = SqliteStorage._insert_chunks
+
+    def dying(conn, project_id, source_type, owner_id, version, chunks, model_id):
+        # Old chunks are already deleted and half the new ones written, inside the transaction.
+        original(conn, project_id, source_type, owner_id, version, chunks[: len(chunks) // 2],
+                 model_id)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    SqliteStorage._insert_chunks = staticmethod(dying)
+    naturali = Naturali(Settings.load({"data_dir": data_dir}))
+    owner = naturali.storage.oldest_user()
+    naturali.documents.update(owner, project_id, document_id, Upload(content.encode()))
+    """
+)
+
+
+def test_killed_ingest_leaves_previous_version(tmp_path: Path, embedder: OnnxEmbedder) -> None:
+    naturali = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+    naturali.bootstrap()
+    owner = naturali.storage.oldest_user()
+    assert owner
+    project, _ = naturali.projects.create(owner, "crash")
+    doc = naturali.documents.create(owner, project.id, Upload(V1.encode(), path="/doc.md"))
+    chunks_v1 = sorted(c.id for c in naturali.storage.owner_chunks("document", [doc.id]))
+    naturali.close()
+
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLER, str(tmp_path), project.id, doc.id, V2],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+
+    reopened = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+    current = reopened.documents.get(owner, project.id, doc.id)
+    assert current.version == 1
+    chunks = reopened.storage.owner_chunks("document", [doc.id])
+    assert sorted(c.id for c in chunks) == chunks_v1
+    assert all("first version" in c.text for c in chunks)
+    hits = reopened.search.search(owner, project.id, SearchRequest(query="refunds"))
+    assert hits and all(h["document_version"] == 1 for h in hits)
+    assert reopened.search.search(owner, project.id, SearchRequest(query="zebras"))[0][
+        "content"
+    ].startswith("Paragraph")  # only v1 text exists to match
+    reopened.close()
+
+    conn = sqlite3.connect(tmp_path / "catalog.sqlite")
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")
+    versions = conn.execute("SELECT version FROM document_versions").fetchall()
+    assert versions == [(1,)]
+    assert conn.execute("SELECT count(*) FROM chunk_removals").fetchone()[0] == 0
+    orphans = conn.execute(
+        "SELECT count(*) FROM chunks WHERE owner_id NOT IN (SELECT id FROM documents)"
+    ).fetchone()[0]
+    assert orphans == 0
+    conn.close()

@@ -1,0 +1,203 @@
+"""Documents over HTTP: create, upload, versions, list, delete, validation, PDFs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import Api, assert_error, make_api
+from pdfs import scanned_pdf, text_pdf
+
+from naturali.embed.onnx import OnnxEmbedder
+
+
+def _count_chunks(api: Api, document_id: str) -> int:
+    return len(api.naturali.storage.owner_chunks("document", [document_id]))
+
+
+def test_create_from_json_text_keeps_metadata_casing(api: Api) -> None:
+    project_id = api.project()
+    metadata = {"camelCase": 1, "snake_case": {"Nested-Key": [1, "two"]}, "UPPER": None}
+    doc = api.doc(project_id, "/handbook/support/refunds.md", "# Refunds\n\nFive days.",
+                  metadata=metadata, tags={"team": "support"})
+    assert doc["id"].startswith("doc_") and doc["version"] == 1
+    assert doc["title"] == "Refunds" and doc["filename"] == "refunds.md"
+    assert doc["content_type"] == "text/markdown" and doc["chunk_count"] == 1
+    got = api.get(f"/v1/projects/{project_id}/documents/{doc['id']}").json()
+    assert got["metadata"] == metadata and list(got["metadata"]) == list(metadata)
+    assert got["tags"] == {"team": "support"}
+
+
+def test_multipart_upload_with_json_fields(api: Api) -> None:
+    project_id = api.project()
+    r = api.upload(project_id, "/notes/a.txt", b"plain text notes about deploys", "a.txt",
+                   title="Notes", metadata=json.dumps({"Source": "wiki"}),
+                   tags=json.dumps({"kind": "notes"}))
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert (body["title"], body["metadata"], body["tags"]) == ("Notes", {"Source": "wiki"},
+                                                               {"kind": "notes"})
+    assert body["content_type"] == "text/plain" and body["size"] == 30
+    bad = api.upload(project_id, "/notes/b.txt", b"x", "b.txt", metadata="{oops")
+    assert_error(bad, 400, "invalid_json")
+    wrong = api.upload(project_id, "/notes/c.txt", b"x", "c.txt", tags=json.dumps({"k": 1}))
+    assert_error(wrong, 400, "invalid_tags")
+    unknown = api.upload(project_id, "/notes/d.txt", b"x", "d.txt", colour="red")
+    assert_error(unknown, 400, "unknown_field")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["relative.md", "/a/../b.md", "/a/./b.md", "//a.md", "/a//b.md", "/a\x00b.md", "/a\nb.md",
+     "/folder/", "/", "/" + "x" * 1024, "/a\\b.md"],
+)
+def test_bad_paths_are_400_and_change_nothing(api: Api, path: str) -> None:
+    project_id = api.project()
+    r = api.post(f"/v1/projects/{project_id}/documents", json={"path": path, "content": "x"})
+    assert_error(r, 400, "invalid_path")
+    assert api.get(f"/v1/projects/{project_id}/documents").json()["data"] == []
+
+
+def test_path_clash_is_409(api: Api) -> None:
+    project_id = api.project()
+    api.doc(project_id, "/a.md", "first")
+    r = api.post(f"/v1/projects/{project_id}/documents", json={"path": "/a.md", "content": "x"})
+    assert_error(r, 409, "path_taken")
+
+
+def test_unknown_fields_and_wrong_types_are_400(api: Api) -> None:
+    project_id = api.project()
+    url = f"/v1/projects/{project_id}/documents"
+    assert_error(api.post(url, json={"path": "/a.md", "content": "x", "nope": 1}), 400,
+                 "unknown_field")
+    assert_error(api.post(url, json={"path": "/a.md", "content": 5}), 400)
+    assert_error(api.post(url, json={"path": "/a.md", "content": "x", "metadata": [1]}), 400)
+    assert_error(api.post(url, json={"path": "/a.md", "content": "x", "tags": {"a": 1}}), 400)
+    assert_error(api.post(url, json={"content": "x"}), 400, "missing_field")
+    assert_error(api.post(url, content=b"x", headers={"Content-Type": "text/plain"}), 415)
+
+
+def test_non_utf8_text_is_415(api: Api) -> None:
+    project_id = api.project()
+    r = api.upload(project_id, "/latin1.txt", "café".encode("latin-1"), "latin1.txt")
+    assert_error(r, 415, "invalid_encoding")
+    r = api.upload(project_id, "/image.png", b"\x89PNG\r\n", "image.png")
+    assert_error(r, 415, "unsupported_file_type")
+
+
+def test_new_version_replaces_chunks_and_same_content_is_idempotent(api: Api) -> None:
+    project_id = api.project()
+    doc = api.doc(project_id, "/faq.md", "Refunds take five business days.")
+    url = f"/v1/projects/{project_id}/documents/{doc['id']}"
+    same = api.put(url, json={"content": "Refunds take five business days."}).json()
+    assert same["version"] == 1  # same bytes, same fields: no new version
+    v2 = api.put(url, json={"content": "Refunds now take ten business days."}).json()
+    assert v2["version"] == 2 and v2["path"] == "/faq.md"
+    hits = api.search(project_id, query="refund days").json()["results"]
+    assert [h["document_version"] for h in hits] == [2]
+    assert "ten business days" in hits[0]["content"]
+    assert _count_chunks(api, doc["id"]) == 1
+
+
+def test_update_can_move_but_not_onto_a_taken_path(api: Api) -> None:
+    project_id = api.project()
+    a = api.doc(project_id, "/a.md", "alpha")
+    api.doc(project_id, "/b.md", "beta")
+    url = f"/v1/projects/{project_id}/documents/{a['id']}"
+    assert_error(api.put(url, json={"path": "/b.md", "content": "alpha 2"}), 409)
+    assert api.get(url).json()["version"] == 1
+    moved = api.put(url, json={"path": "/c.md", "content": "alpha 2"}).json()
+    assert moved["path"] == "/c.md"
+
+
+def test_list_with_prefix_and_cursor_pagination(api: Api) -> None:
+    project_id = api.project()
+    paths = [f"/handbook/{i:02d}.md" for i in range(5)] + ["/other/x.md", "/handbookish.md"]
+    for path in paths:
+        api.doc(project_id, path, f"content of {path}")
+    url = f"/v1/projects/{project_id}/documents"
+    seen: list[str] = []
+    cursor = None
+    while True:
+        params = {"path_prefix": "/handbook/", "limit": 2} | ({"cursor": cursor} if cursor else {})
+        page = api.get(url, params=params).json()
+        seen += [d["path"] for d in page["data"]]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert seen == sorted(p for p in paths if p.startswith("/handbook/"))
+    assert_error(api.get(url, params={"cursor": "garbage!"}), 400, "invalid_cursor")
+    assert_error(api.get(url, params={"limit": 0}), 400)
+
+
+def test_delete_removes_from_search(api: Api) -> None:
+    project_id = api.project()
+    doc = api.doc(project_id, "/gone.md", "ephemeral zebra facts")
+    assert api.search(project_id, query="zebra").json()["results"]
+    assert api.delete(f"/v1/projects/{project_id}/documents/{doc['id']}").status_code == 200
+    assert api.search(project_id, query="zebra").json()["results"] == []
+    assert_error(api.get(f"/v1/projects/{project_id}/documents/{doc['id']}"), 404)
+
+
+def test_multi_page_pdf_chunks_keep_their_page(api: Api) -> None:
+    project_id = api.project()
+    pages = [
+        "Chapter one. The onboarding checklist covers laptops and accounts.",
+        "Chapter two. Refunds are processed within five business days.",
+        "Chapter three. The escalation path goes from support to engineering.",
+    ]
+    r = api.upload(project_id, "/manual.pdf", text_pdf(pages, title="Manual"), "manual.pdf")
+    assert r.status_code == 201, r.text
+    doc = r.json()
+    assert doc["content_type"] == "application/pdf" and doc["page_count"] == 3
+    assert doc["title"] == "Manual" and doc["chunk_count"] >= 3
+    chunks = api.naturali.storage.owner_chunks("document", [doc["id"]])
+    assert sorted({c.page for c in chunks}) == [1, 2, 3]
+    for chunk in chunks:  # no chunk spans pages
+        assert pages[chunk.page - 1].split(".")[0] in chunk.text  # type: ignore[operator]
+    hit = api.search(project_id, query="refunds processed", limit=1).json()["results"][0]
+    assert hit["page"] == 2 and hit["filename"] == "manual.pdf"
+
+
+def test_scanned_pdf_is_ingested_with_zero_chunks_and_says_so(api: Api) -> None:
+    project_id = api.project()
+    r = api.upload(project_id, "/scan.pdf", scanned_pdf(2), "scan.pdf")
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["chunk_count"] == 0 and body["page_count"] == 2
+    assert any(w.startswith("no_text_layer") for w in body["warnings"])
+
+
+def test_broken_pdf_is_400(api: Api) -> None:
+    project_id = api.project()
+    r = api.upload(project_id, "/broken.pdf", b"%PDF-1.4\n garbage", "broken.pdf")
+    assert_error(r, 400, "invalid_pdf")
+    assert api.get(f"/v1/projects/{project_id}/documents").json()["data"] == []
+
+
+@pytest.fixture
+def small_api(tmp_path: Path, embedder: OnnxEmbedder) -> Iterator[Api]:
+    yield from make_api(tmp_path, embedder, max_upload_bytes=1000)
+
+
+def test_uploads_over_the_limit_are_413(small_api: Api) -> None:
+    project_id = small_api.project()
+    r = small_api.upload(project_id, "/big.txt", b"a" * 5000, "big.txt")
+    assert_error(r, 413)
+    r = small_api.post(f"/v1/projects/{project_id}/documents",
+                       json={"path": "/big.md", "content": "b" * 2000})
+    assert_error(r, 413)
+    huge = small_api.post(f"/v1/projects/{project_id}/documents",
+                          json={"path": "/huge.md", "content": "c" * 200_000})
+    assert_error(huge, 413)
+    assert small_api.get(f"/v1/projects/{project_id}/documents").json()["data"] == []
+
+
+def test_stored_file_is_content_addressed(api: Api) -> None:
+    project_id = api.project()
+    doc = api.doc(project_id, "/x.md", "stored bytes")
+    files = list((api.naturali.settings.data_dir / "files").iterdir())
+    assert len(files) == 1 and files[0].read_bytes() == b"stored bytes"
+    assert doc["file_id"] == "file_" + files[0].name[:16]

