@@ -35,19 +35,19 @@ class Api:
         return {"Authorization": f"Bearer {token or self.token}"}
 
     def post(self, url: str, token: str | None = None, **kw: Any) -> Any:
-        return self.http.post(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+        return self.http.post(url, headers={**self.headers(token), **kw.pop("headers", {})}, **kw)
 
     def get(self, url: str, token: str | None = None, **kw: Any) -> Any:
-        return self.http.get(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+        return self.http.get(url, headers={**self.headers(token), **kw.pop("headers", {})}, **kw)
 
     def put(self, url: str, token: str | None = None, **kw: Any) -> Any:
-        return self.http.put(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+        return self.http.put(url, headers={**self.headers(token), **kw.pop("headers", {})}, **kw)
 
     def patch(self, url: str, token: str | None = None, **kw: Any) -> Any:
-        return self.http.patch(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+        return self.http.patch(url, headers={**self.headers(token), **kw.pop("headers", {})}, **kw)
 
     def delete(self, url: str, token: str | None = None, **kw: Any) -> Any:
-        return self.http.delete(url, headers={**self.headers(token), **kw.pop('headers', {})}, **kw)
+        return self.http.delete(url, headers={**self.headers(token), **kw.pop("headers", {})}, **kw)
 
     def project(self, name: str = "test", token: str | None = None) -> str:
         response = self.post("/v1/projects", token, json={"name": name})
@@ -70,11 +70,11 @@ class Api:
         assert r.status_code == 201, r.text
         return dict(r.json())
 
-    def upload(self, project_id: str, path: str, data: bytes, filename: str,
-               **fields: str) -> Any:
+    def upload(self, project_id: str, path: str, data: bytes, filename: str, **fields: str) -> Any:
         files = {"file": (filename, io.BytesIO(data))}
-        return self.post(f"/v1/projects/{project_id}/documents", files=files,
-                         data={"path": path, **fields})
+        return self.post(
+            f"/v1/projects/{project_id}/documents", files=files, data={"path": path, **fields}
+        )
 
     def search(self, project_id: str, token: str | None = None, **body: Any) -> Any:
         return self.post(f"/v1/projects/{project_id}/knowledge/search", token, json=body)

@@ -47,9 +47,8 @@ def test_chunks_cover_text_with_exact_offsets(embedder: OnnxEmbedder, text: str)
 
 
 def test_pdf_page_offsets_point_into_the_full_text(embedder: OnnxEmbedder) -> None:
-    from pdfs import text_pdf
-
     from naturali.ingest.extract import full_text
+    from pdfs import text_pdf
 
     extracted = extract(text_pdf(["first page text", "second page text"]), "x.pdf")
     chunks = chunk_pages(extracted.pages, embedder.count_tokens)

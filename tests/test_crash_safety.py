@@ -55,7 +55,9 @@ def test_killed_ingest_leaves_previous_version(tmp_path: Path, embedder: OnnxEmb
 
     proc = subprocess.run(
         [sys.executable, "-c", KILLER, str(tmp_path), project.id, doc.id, V2],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
 

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Api, assert_error, make_api
-from pdfs import scanned_pdf, text_pdf
 
+from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
+from pdfs import scanned_pdf, text_pdf
 
 
 def _count_chunks(api: Api, document_id: str) -> int:
@@ -20,8 +20,13 @@ def _count_chunks(api: Api, document_id: str) -> int:
 def test_create_from_json_text_keeps_metadata_casing(api: Api) -> None:
     project_id = api.project()
     metadata = {"camelCase": 1, "snake_case": {"Nested-Key": [1, "two"]}, "UPPER": None}
-    doc = api.doc(project_id, "/handbook/support/refunds.md", "# Refunds\n\nFive days.",
-                  metadata=metadata, tags={"team": "support"})
+    doc = api.doc(
+        project_id,
+        "/handbook/support/refunds.md",
+        "# Refunds\n\nFive days.",
+        metadata=metadata,
+        tags={"team": "support"},
+    )
     assert doc["id"].startswith("doc_") and doc["version"] == 1
     assert doc["title"] == "Refunds" and doc["filename"] == "refunds.md"
     assert doc["content_type"] == "text/markdown" and doc["chunk_count"] == 1
@@ -32,13 +37,22 @@ def test_create_from_json_text_keeps_metadata_casing(api: Api) -> None:
 
 def test_multipart_upload_with_json_fields(api: Api) -> None:
     project_id = api.project()
-    r = api.upload(project_id, "/notes/a.txt", b"plain text notes about deploys", "a.txt",
-                   title="Notes", metadata=json.dumps({"Source": "wiki"}),
-                   tags=json.dumps({"kind": "notes"}))
+    r = api.upload(
+        project_id,
+        "/notes/a.txt",
+        b"plain text notes about deploys",
+        "a.txt",
+        title="Notes",
+        metadata=json.dumps({"Source": "wiki"}),
+        tags=json.dumps({"kind": "notes"}),
+    )
     assert r.status_code == 201, r.text
     body = r.json()
-    assert (body["title"], body["metadata"], body["tags"]) == ("Notes", {"Source": "wiki"},
-                                                               {"kind": "notes"})
+    assert (body["title"], body["metadata"], body["tags"]) == (
+        "Notes",
+        {"Source": "wiki"},
+        {"kind": "notes"},
+    )
     assert body["content_type"] == "text/plain" and body["size"] == 30
     bad = api.upload(project_id, "/notes/b.txt", b"x", "b.txt", metadata="{oops")
     assert_error(bad, 400, "invalid_json")
@@ -50,8 +64,19 @@ def test_multipart_upload_with_json_fields(api: Api) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["relative.md", "/a/../b.md", "/a/./b.md", "//a.md", "/a//b.md", "/a\x00b.md", "/a\nb.md",
-     "/folder/", "/", "/" + "x" * 1024, "/a\\b.md"],
+    [
+        "relative.md",
+        "/a/../b.md",
+        "/a/./b.md",
+        "//a.md",
+        "/a//b.md",
+        "/a\x00b.md",
+        "/a\nb.md",
+        "/folder/",
+        "/",
+        "/" + "x" * 1024,
+        "/a\\b.md",
+    ],
 )
 def test_bad_paths_are_400_and_change_nothing(api: Api, path: str) -> None:
     project_id = api.project()
@@ -70,8 +95,9 @@ def test_path_clash_is_409(api: Api) -> None:
 def test_unknown_fields_and_wrong_types_are_400(api: Api) -> None:
     project_id = api.project()
     url = f"/v1/projects/{project_id}/documents"
-    assert_error(api.post(url, json={"path": "/a.md", "content": "x", "nope": 1}), 400,
-                 "unknown_field")
+    assert_error(
+        api.post(url, json={"path": "/a.md", "content": "x", "nope": 1}), 400, "unknown_field"
+    )
     assert_error(api.post(url, json={"path": "/a.md", "content": 5}), 400)
     assert_error(api.post(url, json={"path": "/a.md", "content": "x", "metadata": [1]}), 400)
     assert_error(api.post(url, json={"path": "/a.md", "content": "x", "tags": {"a": 1}}), 400)
@@ -186,11 +212,13 @@ def test_uploads_over_the_limit_are_413(small_api: Api) -> None:
     project_id = small_api.project()
     r = small_api.upload(project_id, "/big.txt", b"a" * 5000, "big.txt")
     assert_error(r, 413)
-    r = small_api.post(f"/v1/projects/{project_id}/documents",
-                       json={"path": "/big.md", "content": "b" * 2000})
+    r = small_api.post(
+        f"/v1/projects/{project_id}/documents", json={"path": "/big.md", "content": "b" * 2000}
+    )
     assert_error(r, 413)
-    huge = small_api.post(f"/v1/projects/{project_id}/documents",
-                          json={"path": "/huge.md", "content": "c" * 200_000})
+    huge = small_api.post(
+        f"/v1/projects/{project_id}/documents", json={"path": "/huge.md", "content": "c" * 200_000}
+    )
     assert_error(huge, 413)
     assert small_api.get(f"/v1/projects/{project_id}/documents").json()["data"] == []
 

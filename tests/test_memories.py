@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import Api, assert_error
-
 from naturali.vault.record import parse
 
 
@@ -40,8 +39,14 @@ def test_memory_is_a_record_file(api: Api) -> None:
     project_id = api.project()
     store_id = _store(api, project_id)
     url = f"/v1/projects/{project_id}/memory_stores/{store_id}/memories"
-    r = api.post(url, json={"content": "The customer prefers email over phone.",
-                            "tags": {"customer": "acme"}, "title": "Contact preference"})
+    r = api.post(
+        url,
+        json={
+            "content": "The customer prefers email over phone.",
+            "tags": {"customer": "acme"},
+            "title": "Contact preference",
+        },
+    )
     assert r.status_code == 201, r.text
     memory = r.json()
     files = list(_vault(api, store_id).glob("*.md"))
@@ -87,8 +92,12 @@ def test_memory_validation(api: Api) -> None:
     assert_error(api.post(url, json={"content": "x", "tags": {"a:b": "c"}}), 400, "invalid_tags")
     assert_error(api.post(url, json={"content": "x", "extra": True}), 400, "unknown_field")
     assert_error(api.post(url, json={"content": 1}), 400)
-    assert_error(api.post(f"/v1/projects/{project_id}/memory_stores/mstore_nope/memories",
-                          json={"content": "x"}), 404)
+    assert_error(
+        api.post(
+            f"/v1/projects/{project_id}/memory_stores/mstore_nope/memories", json={"content": "x"}
+        ),
+        404,
+    )
     assert list(_vault(api, store_id).glob("*.md")) == []
 
 
@@ -98,7 +107,8 @@ def test_vault_edits_by_other_means_are_reconciled(api: Api) -> None:
     vault = _vault(api, store_id)
     (vault / "handwritten.md").write_text(
         "---\nformat: knowledge-record-v1\nid: clm_hand\nrevision: 1\nkind: claim\n"
-        "type: fact\ntitle: Office\ntags: [\"site:berlin\"]\n---\nThe office wifi password rotates monthly.\n"
+        'type: fact\ntitle: Office\ntags: ["site:berlin"]\n---\n'
+        "The office wifi password rotates monthly.\n"
     )
     (vault / "broken.md").write_text("no front matter here about wifi")
     hits = api.search(project_id, query="wifi password").json()["results"]

@@ -6,7 +6,6 @@ import stat
 from pathlib import Path
 
 from conftest import Api, assert_error
-
 from naturali.service.app import Naturali
 from naturali.settings import Settings
 
@@ -33,17 +32,21 @@ def test_non_member_gets_404_member_without_role_gets_403(api: Api) -> None:
     assert_error(api.search(project_id, token=stranger, query="x"), 404)
     viewer = api.member(project_id, "viewer")
     assert api.search(project_id, token=viewer, query="anything").status_code == 200
-    write = api.post(f"/v1/projects/{project_id}/documents", viewer,
-                     json={"path": "/a.md", "content": "text"})
+    write = api.post(
+        f"/v1/projects/{project_id}/documents", viewer, json={"path": "/a.md", "content": "text"}
+    )
     assert_error(write, 403, "insufficient_role")
     editor = api.member(project_id, "editor")
-    ok = api.post(f"/v1/projects/{project_id}/documents", editor,
-                  json={"path": "/a.md", "content": "text"})
+    ok = api.post(
+        f"/v1/projects/{project_id}/documents", editor, json={"path": "/a.md", "content": "text"}
+    )
     assert ok.status_code == 201
     # Editors write documents but do not manage members.
     user_id, _ = api.user("third")
-    assert_error(api.put(f"/v1/projects/{project_id}/members/{user_id}", editor,
-                         json={"role": "viewer"}), 403)
+    assert_error(
+        api.put(f"/v1/projects/{project_id}/members/{user_id}", editor, json={"role": "viewer"}),
+        403,
+    )
 
 
 def test_member_routes(api: Api) -> None:
@@ -51,7 +54,10 @@ def test_member_routes(api: Api) -> None:
     user_id, token = api.user("bob")
     url = f"/v1/projects/{project_id}/members/{user_id}"
     assert api.put(url, json={"role": "editor"}).json()["role"] == "editor"
-    roles = {m["user_id"]: m["role"] for m in api.get(f"/v1/projects/{project_id}/members").json()["data"]}
+    roles = {
+        m["user_id"]: m["role"]
+        for m in api.get(f"/v1/projects/{project_id}/members").json()["data"]
+    }
     assert roles[user_id] == "editor"
     assert_error(api.put(url, json={"role": "admin"}), 400, "invalid_role")
     assert_error(api.put(url, json={"role": "viewer", "extra": 1}), 400, "unknown_field")
@@ -80,8 +86,9 @@ def test_first_start_writes_owner_token_0600(tmp_path: Path) -> None:
 
 
 def test_bootstrap_token_from_settings(tmp_path: Path) -> None:
-    naturali = Naturali(Settings.load({"data_dir": tmp_path},
-                                      env={"NATURALI_BOOTSTRAP_TOKEN": "nk_fixed_for_ci"}))
+    naturali = Naturali(
+        Settings.load({"data_dir": tmp_path}, env={"NATURALI_BOOTSTRAP_TOKEN": "nk_fixed_for_ci"})
+    )
     assert naturali.bootstrap() == "nk_fixed_for_ci"
     assert naturali.auth.authenticate("nk_fixed_for_ci").name == "owner"
     naturali.close()
@@ -90,10 +97,13 @@ def test_bootstrap_token_from_settings(tmp_path: Path) -> None:
 def test_projects_validate_body(api: Api) -> None:
     assert_error(api.post("/v1/projects", json={}), 400, "missing_field")
     assert_error(api.post("/v1/projects", json={"name": 5}), 400)
-    assert_error(api.post("/v1/projects", json={"name": "x", "color": "red"}), 400,
-                 "unknown_field")
-    assert_error(api.post("/v1/projects", content=b"{not json",
-                          headers={"Content-Type": "application/json"}), 400)
+    assert_error(api.post("/v1/projects", json={"name": "x", "color": "red"}), 400, "unknown_field")
+    assert_error(
+        api.post(
+            "/v1/projects", content=b"{not json", headers={"Content-Type": "application/json"}
+        ),
+        400,
+    )
     assert len(api.get("/v1/projects").json()["data"]) == 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from conftest import Api, assert_error
 
 DOCS = {
@@ -21,8 +22,13 @@ def corpus(api: Api) -> tuple[Api, str, dict[str, str]]:
     ids = {}
     for path, text in DOCS.items():
         team = path.split("/")[2] if path.startswith("/handbook/") else "sales"
-        ids[path] = api.doc(project_id, path, text, tags={"team": team, "lang": "en"},
-                            metadata={"Owner": team.upper()})["id"]
+        ids[path] = api.doc(
+            project_id,
+            path,
+            text,
+            tags={"team": team, "lang": "en"},
+            metadata={"Owner": team.upper()},
+        )["id"]
     return api, project_id, ids
 
 
@@ -37,9 +43,24 @@ def test_document_result_has_every_field(corpus: tuple[Api, str, dict[str, str]]
     api, project_id, ids = corpus
     hit = _results(api, project_id, query="how long do refunds take", limit=1)[0]
     assert set(hit) == {
-        "source_type", "document_id", "chunk_id", "document_version", "page", "file_id",
-        "project_id", "path", "filename", "size", "title", "metadata", "tags", "content",
-        "score", "similarity_score", "created_at", "updated_at",
+        "source_type",
+        "document_id",
+        "chunk_id",
+        "document_version",
+        "page",
+        "file_id",
+        "project_id",
+        "path",
+        "filename",
+        "size",
+        "title",
+        "metadata",
+        "tags",
+        "content",
+        "score",
+        "similarity_score",
+        "created_at",
+        "updated_at",
     }
     assert hit["source_type"] == "document"
     assert hit["document_id"] == ids["/handbook/support/refunds.md"]
@@ -83,7 +104,9 @@ def test_default_limit_and_bounds(api: Api) -> None:
         {"query": "x", "include_documents": "yes"},
     ],
 )
-def test_bad_requests_are_400(corpus: tuple[Api, str, dict[str, str]], body: dict[str, Any]) -> None:
+def test_bad_requests_are_400(
+    corpus: tuple[Api, str, dict[str, str]], body: dict[str, Any]
+) -> None:
     api, project_id, _ = corpus
     assert_error(api.search(project_id, **body), 400)
 
@@ -91,8 +114,7 @@ def test_bad_requests_are_400(corpus: tuple[Api, str, dict[str, str]], body: dic
 def test_body_must_be_json_object(corpus: tuple[Api, str, dict[str, str]]) -> None:
     api, project_id, _ = corpus
     url = f"/v1/projects/{project_id}/knowledge/search"
-    assert_error(api.post(url, content=b"[1]", headers={"Content-Type": "application/json"}),
-                 400)
+    assert_error(api.post(url, content=b"[1]", headers={"Content-Type": "application/json"}), 400)
     assert_error(api.post(url, content=b"{", headers={"Content-Type": "application/json"}), 400)
 
 
@@ -104,8 +126,12 @@ def test_prefix_semantics(corpus: tuple[Api, str, dict[str, str]]) -> None:
     # A prefix without a trailing slash is a plain string prefix.
     loose = _results(api, project_id, query="refunds", document_paths=["/handbook"])
     assert "/handbookish/notes.md" in {h["path"] for h in loose}
-    several = _results(api, project_id, query="engineer",
-                       document_paths=["/handbook/support/", "/handbook/engineering/"])
+    several = _results(
+        api,
+        project_id,
+        query="engineer",
+        document_paths=["/handbook/support/", "/handbook/engineering/"],
+    )
     assert {h["path"] for h in several} == {p for p in DOCS if p.startswith("/handbook/")}
 
 
@@ -153,8 +179,10 @@ def test_fetch_mode_order_and_no_similarity(corpus: tuple[Api, str, dict[str, st
 def test_tags_filter_requires_every_pair(corpus: tuple[Api, str, dict[str, str]]) -> None:
     api, project_id, _ = corpus
     hits = _results(api, project_id, query="refunds", tags={"team": "support", "lang": "en"})
-    assert {h["path"] for h in hits} == {"/handbook/support/refunds.md",
-                                         "/handbook/support/escalation.md"}
+    assert {h["path"] for h in hits} == {
+        "/handbook/support/refunds.md",
+        "/handbook/support/escalation.md",
+    }
     assert _results(api, project_id, query="refunds", tags={"team": "support", "lang": "de"}) == []
     fetched = _results(api, project_id, tags={"team": "sales"})
     assert [h["path"] for h in fetched] == ["/handbookish/notes.md"]
@@ -164,12 +192,20 @@ def _memories(api: Api, project_id: str) -> tuple[str, str]:
     base = f"/v1/projects/{project_id}/memory_stores"
     tagged = api.post(base, json={"name": "support-agent", "tags": {"team": "support"}}).json()
     other = api.post(base, json={"name": "sales-agent", "tags": {"team": "sales"}}).json()
-    api.post(f"{base}/{tagged['id']}/memories",
-             json={"content": "Customer Acme wants refunds by bank transfer.",
-                   "tags": {"customer": "acme"}})
-    api.post(f"{base}/{other['id']}/memories",
-             json={"content": "Customer Globex asked about refunds twice.",
-                   "tags": {"customer": "globex", "team": "support"}})
+    api.post(
+        f"{base}/{tagged['id']}/memories",
+        json={
+            "content": "Customer Acme wants refunds by bank transfer.",
+            "tags": {"customer": "acme"},
+        },
+    )
+    api.post(
+        f"{base}/{other['id']}/memories",
+        json={
+            "content": "Customer Globex asked about refunds twice.",
+            "tags": {"customer": "globex", "team": "support"},
+        },
+    )
     return tagged["id"], other["id"]
 
 
@@ -180,8 +216,17 @@ def test_query_reaches_documents_and_memories(corpus: tuple[Api, str, dict[str, 
     kinds = {h["source_type"] for h in hits}
     assert kinds == {"document", "memory"}
     memory = next(h for h in hits if h["source_type"] == "memory")
-    assert set(memory) == {"source_type", "memory_id", "memory_store_id", "memory_store_name",
-                           "content", "score", "similarity_score", "created_at", "updated_at"}
+    assert set(memory) == {
+        "source_type",
+        "memory_id",
+        "memory_store_id",
+        "memory_store_name",
+        "content",
+        "score",
+        "similarity_score",
+        "created_at",
+        "updated_at",
+    }
     only_docs = _results(api, project_id, query="refunds", include_memories=False, limit=20)
     assert {h["source_type"] for h in only_docs} == {"document"}
     only_memories = _results(api, project_id, query="refunds", include_documents=False)
@@ -200,20 +245,27 @@ def test_store_filters_narrow_only_their_own_store(corpus: tuple[Api, str, dict[
     assert [h["memory_store_id"] for h in fetched] == [other]
     assert "similarity_score" not in fetched[0]
     # document_ids alone fetch documents only.
-    assert {h["source_type"] for h in _results(
-        api, project_id, document_ids=[ids["/handbook/support/refunds.md"]])} == {"document"}
+    assert {
+        h["source_type"]
+        for h in _results(api, project_id, document_ids=[ids["/handbook/support/refunds.md"]])
+    } == {"document"}
 
 
 def test_tags_on_store_count_for_memories(corpus: tuple[Api, str, dict[str, str]]) -> None:
     api, project_id, _ = corpus
     tagged, other = _memories(api, project_id)
-    hits = _results(api, project_id, query="refunds", tags={"team": "support"},
-                    include_documents=False)
+    hits = _results(
+        api, project_id, query="refunds", tags={"team": "support"}, include_documents=False
+    )
     # The support store's memory matches by its store's tag; the sales store's memory by its own.
     assert {h["memory_store_id"] for h in hits} == {tagged, other}
-    both = _results(api, project_id, query="refunds", tags={"team": "support",
-                                                            "customer": "acme"},
-                    include_documents=False)
+    both = _results(
+        api,
+        project_id,
+        query="refunds",
+        tags={"team": "support", "customer": "acme"},
+        include_documents=False,
+    )
     assert {h["memory_store_id"] for h in both} == {tagged}
 
 

@@ -49,9 +49,7 @@ class Projects:
         existing = self._storage.get_member(project_id, user_id)
         if existing and existing.role == "owner" and role != "owner":
             self._keep_an_owner(project_id, user_id)
-        member = Member(
-            project_id, user_id, role, existing.created_at if existing else utcnow()
-        )
+        member = Member(project_id, user_id, role, existing.created_at if existing else utcnow())
         self._storage.put_member(member)
         return member
 

@@ -26,6 +26,7 @@ from naturali.ports.storage import (
     EmbeddedChunk,
     memory_owner,
 )
+from naturali.storage.sqlite import rows as mapping
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.migrations import migrate
 
@@ -38,78 +39,6 @@ def _placeholders(n: int) -> str:
 
 def _batches(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i : i + _MAX_VARS] for i in range(0, len(items), _MAX_VARS)]
-
-
-_DOC_SELECT = """
-    SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
-           v.chunk_count, v.page_count, v.warnings
-    FROM documents d JOIN document_versions v ON v.document_id = d.id AND v.version = d.version
-"""
-
-
-def _document(row: sqlite3.Row) -> Document:
-    return Document(
-        id=row["id"],
-        project_id=row["project_id"],
-        path=row["path"],
-        title=row["title"],
-        metadata=json.loads(row["metadata"]),
-        tags=json.loads(row["tags"]),
-        version=row["version"],
-        file_id=row["file_id"],
-        filename=row["filename"],
-        size=row["size"],
-        content_type=row["content_type"],
-        content_hash=row["content_hash"],
-        chunk_count=row["chunk_count"],
-        page_count=row["page_count"],
-        warnings=json.loads(row["warnings"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
-
-
-def _chunk(row: sqlite3.Row) -> Chunk:
-    return Chunk(
-        seq=row["seq"],
-        id=row["id"],
-        project_id=row["project_id"],
-        source_type=cast(SourceType, row["source_type"]),
-        owner_id=row["owner_id"],
-        version=row["version"],
-        ordinal=row["ordinal"],
-        text=row["text"],
-        start=row["start_offset"],
-        end=row["end_offset"],
-        page=row["page"],
-        vector=row["vector"],
-    )
-
-
-def _store(row: sqlite3.Row) -> MemoryStore:
-    return MemoryStore(
-        id=row["id"],
-        project_id=row["project_id"],
-        name=row["name"],
-        tags=json.loads(row["tags"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
-
-
-def _memory(row: sqlite3.Row) -> Memory:
-    return Memory(
-        id=row["id"],
-        project_id=row["project_id"],
-        memory_store_id=row["memory_store_id"],
-        title=row["title"],
-        content=row["content"],
-        tags=json.loads(row["tags"]),
-        revision=row["revision"],
-        content_hash=row["content_hash"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
 
 
 class SqliteStorage:
@@ -200,13 +129,13 @@ class SqliteStorage:
         row = self._one(
             "SELECT * FROM members WHERE project_id = ? AND user_id = ?", project_id, user_id
         )
-        return _member(row) if row else None
+        return mapping.member(row) if row else None
 
     def list_members(self, project_id: str) -> list[Member]:
         rows = self._all(
             "SELECT * FROM members WHERE project_id = ? ORDER BY created_at, user_id", project_id
         )
-        return [_member(r) for r in rows]
+        return [mapping.member(r) for r in rows]
 
     def put_member(self, member: Member) -> None:
         with self.db.write() as conn:
@@ -221,22 +150,25 @@ class SqliteStorage:
     # documents ------------------------------------------------------------------------------
     def get_document(self, project_id: str, document_id: str) -> Document | None:
         row = self._one(
-            _DOC_SELECT + " WHERE d.project_id = ? AND d.id = ?", project_id, document_id
+            mapping.DOC_SELECT + " WHERE d.project_id = ? AND d.id = ?", project_id, document_id
         )
-        return _document(row) if row else None
+        return mapping.document(row) if row else None
 
     def get_documents(self, project_id: str, ids: Sequence[str]) -> dict[str, Document]:
         out: dict[str, Document] = {}
         for batch in _batches(list(ids)):
-            sql = _DOC_SELECT + f" WHERE d.project_id = ? AND d.id IN ({_placeholders(len(batch))})"
+            sql = (
+                mapping.DOC_SELECT
+                + f" WHERE d.project_id = ? AND d.id IN ({_placeholders(len(batch))})"
+            )
             for row in self._all(sql, project_id, *batch):
-                out[row["id"]] = _document(row)
+                out[row["id"]] = mapping.document(row)
         return out
 
     def list_documents(
         self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
     ) -> list[Document]:
-        sql = _DOC_SELECT + " WHERE d.project_id = ?"
+        sql = mapping.DOC_SELECT + " WHERE d.project_id = ?"
         args: list[Any] = [project_id]
         if path_prefix:
             # substr() rather than LIKE: paths may contain % and _.
@@ -247,7 +179,7 @@ class SqliteStorage:
             args.append(after_path)
         sql += " ORDER BY d.path LIMIT ?"
         args.append(limit)
-        return [_document(r) for r in self._all(sql, *args)]
+        return [mapping.document(r) for r in self._all(sql, *args)]
 
     def save_document_version(
         self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
@@ -374,13 +306,13 @@ class SqliteStorage:
         row = self._one(
             "SELECT * FROM memory_stores WHERE project_id = ? AND id = ?", project_id, store_id
         )
-        return _store(row) if row else None
+        return mapping.store(row) if row else None
 
     def list_memory_stores(self, project_id: str) -> list[MemoryStore]:
         rows = self._all(
             "SELECT * FROM memory_stores WHERE project_id = ? ORDER BY name, id", project_id
         )
-        return [_store(r) for r in rows]
+        return [mapping.store(r) for r in rows]
 
     def update_memory_store(self, store: MemoryStore) -> None:
         with self.db.write() as conn:
@@ -417,7 +349,7 @@ class SqliteStorage:
                 f"AND id IN ({_placeholders(len(batch))})"
             )
             for row in self._all(sql, project_id, *batch):
-                out[row["id"]] = _memory(row)
+                out[row["id"]] = mapping.memory(row)
         return out
 
     def memory_file_stats(self, store_id: str) -> dict[str, tuple[str, str]]:
@@ -441,7 +373,7 @@ class SqliteStorage:
                 "SELECT * FROM memories WHERE memory_store_id = ? AND id = ?", store_id, memory_id
             )
             if row is not None:
-                out[(store_id, memory_id)] = _memory(row)
+                out[(store_id, memory_id)] = mapping.memory(row)
         return out
 
     def replace_memory(
@@ -505,7 +437,7 @@ class SqliteStorage:
         conn.execute("BEGIN")
         try:
             added = [
-                _chunk(r)
+                mapping.chunk(r)
                 for r in conn.execute(
                     "SELECT * FROM chunks WHERE project_id = ? AND seq > ? ORDER BY seq",
                     (project_id, chunk_cursor),
@@ -530,7 +462,7 @@ class SqliteStorage:
         for batch in _batches(list(seqs)):
             sql = f"SELECT * FROM chunks WHERE seq IN ({_placeholders(len(batch))})"
             for row in self._all(sql, *batch):
-                out[row["seq"]] = _chunk(row)
+                out[row["seq"]] = mapping.chunk(row)
         return out
 
     def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:
@@ -540,9 +472,5 @@ class SqliteStorage:
                 "SELECT * FROM chunks WHERE source_type = ? "
                 f"AND owner_id IN ({_placeholders(len(batch))}) ORDER BY owner_id, ordinal"
             )
-            out.extend(_chunk(r) for r in self._all(sql, source_type, *batch))
+            out.extend(mapping.chunk(r) for r in self._all(sql, source_type, *batch))
         return out
-
-
-def _member(row: sqlite3.Row) -> Member:
-    return Member(row["project_id"], row["user_id"], cast(Role, row["role"]), row["created_at"])

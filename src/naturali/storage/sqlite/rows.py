@@ -1,0 +1,84 @@
+"""Rows of the catalog as domain records."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import cast
+
+from naturali.model import Chunk, Document, Member, Memory, MemoryStore, Role, SourceType
+
+DOC_SELECT = """
+    SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
+           v.chunk_count, v.page_count, v.warnings
+    FROM documents d JOIN document_versions v ON v.document_id = d.id AND v.version = d.version
+"""
+
+
+def document(row: sqlite3.Row) -> Document:
+    return Document(
+        id=row["id"],
+        project_id=row["project_id"],
+        path=row["path"],
+        title=row["title"],
+        metadata=json.loads(row["metadata"]),
+        tags=json.loads(row["tags"]),
+        version=row["version"],
+        file_id=row["file_id"],
+        filename=row["filename"],
+        size=row["size"],
+        content_type=row["content_type"],
+        content_hash=row["content_hash"],
+        chunk_count=row["chunk_count"],
+        page_count=row["page_count"],
+        warnings=json.loads(row["warnings"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def chunk(row: sqlite3.Row) -> Chunk:
+    return Chunk(
+        seq=row["seq"],
+        id=row["id"],
+        project_id=row["project_id"],
+        source_type=cast(SourceType, row["source_type"]),
+        owner_id=row["owner_id"],
+        version=row["version"],
+        ordinal=row["ordinal"],
+        text=row["text"],
+        start=row["start_offset"],
+        end=row["end_offset"],
+        page=row["page"],
+        vector=row["vector"],
+    )
+
+
+def store(row: sqlite3.Row) -> MemoryStore:
+    return MemoryStore(
+        id=row["id"],
+        project_id=row["project_id"],
+        name=row["name"],
+        tags=json.loads(row["tags"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def memory(row: sqlite3.Row) -> Memory:
+    return Memory(
+        id=row["id"],
+        project_id=row["project_id"],
+        memory_store_id=row["memory_store_id"],
+        title=row["title"],
+        content=row["content"],
+        tags=json.loads(row["tags"]),
+        revision=row["revision"],
+        content_hash=row["content_hash"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def member(row: sqlite3.Row) -> Member:
+    return Member(row["project_id"], row["user_id"], cast(Role, row["role"]), row["created_at"])

@@ -1,0 +1,78 @@
+"""The layering of DESIGN.md, checked by parsing imports: interfaces → service → domain →
+ports/adapters, one direction; SQL only in the storage adapter."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "naturali"
+INTERFACES = {"api", "cli", "client"}
+DOMAIN = {"ingest", "retrieval", "text", "vault"}
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return {m for m in found if m.startswith("naturali.")}
+
+
+def _layer(path: Path) -> str:
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_interfaces_do_not_touch_storage_adapters_or_embedders() -> None:
+    for path in _modules():
+        if _layer(path) in INTERFACES:
+            bad = {
+                m for m in _imports(path) if m.startswith(("naturali.storage", "naturali.embed"))
+            }
+            assert not bad, f"{path}: {bad}"
+
+
+def test_the_client_sdk_does_not_import_the_server() -> None:
+    for path in (PACKAGE / "client").rglob("*.py"):
+        bad = {m for m in _imports(path) if not m.startswith("naturali.client")}
+        assert not bad, f"{path}: {bad}"
+
+
+def test_service_and_domain_never_import_interfaces() -> None:
+    for path in _modules():
+        if _layer(path) in {"service"} | DOMAIN | {"storage", "embed", "ports"}:
+            bad = {m for m in _imports(path) if m.split(".")[1] in INTERFACES}
+            assert not bad, f"{path}: {bad}"
+
+
+def test_domain_does_not_import_the_service_layer() -> None:
+    for path in _modules():
+        if _layer(path) in DOMAIN | {"storage", "embed", "ports"}:
+            bad = {m for m in _imports(path) if m.startswith("naturali.service")}
+            assert not bad, f"{path}: {bad}"
+
+
+def test_sql_only_in_the_storage_adapter() -> None:
+    sql = re.compile(r"\b(SELECT|INSERT INTO|DELETE FROM|CREATE TABLE|UPDATE \w+ SET)\b")
+    for path in _modules():
+        if _layer(path) != "storage":
+            assert not sql.search(path.read_text()), path
+            assert "sqlite3" not in _imports(path) and "import sqlite3" not in path.read_text()
+
+
+def test_settings_are_read_in_one_place() -> None:
+    for path in _modules():
+        if path.name != "settings.py":
+            assert "os.environ" not in path.read_text(), path
+
+
+def test_modules_stay_small() -> None:
+    for path in _modules():
+        assert len(path.read_text().splitlines()) < 500, path

@@ -1,0 +1,174 @@
+"""Against a real ``naturali serve``: the demo, the SDK, the CLI, and the README's examples."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import naturali
+from server import Server, start, stop
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = tmp_path_factory.mktemp("home")
+    running = start(home / ".naturali", home)
+    yield running
+    stop(running)
+
+
+def _cli(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NATURALI_BASE_URL": server.base_url, "NATURALI_TOKEN": server.token}
+    return subprocess.run(
+        [sys.executable, "-m", "naturali.cli.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_demo_project_answers_the_spec_question(server: Server) -> None:
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        response = client.knowledge.search_knowledge(
+            project_id=server.demo_project, query="how long do refunds take", limit=5
+        )
+    top = response.results[0]
+    assert isinstance(top, naturali.client.DocumentKnowledgeResult)
+    assert top.source_type == "document" and top.path == "/handbook/support/refunds.md"
+    assert top.similarity_score is not None and "five business days" in (top.content or "")
+    token_file = server.data_dir / "owner-token"
+    assert token_file.read_text().strip() == server.token
+
+
+def test_sdk_raises_typed_errors(server: Server) -> None:
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        with pytest.raises(naturali.NaturaliAPIError) as caught:
+            client.knowledge.search_knowledge(project_id=server.demo_project, query="x", limit=0)
+        assert (caught.value.status, caught.value.param) == (400, "limit")
+        with pytest.raises(naturali.NaturaliAPIError) as missing:
+            client.knowledge.search_knowledge(project_id="proj_doesnotexist00", query="x")
+        assert missing.value.status == 404 and missing.value.type == "not_found_error"
+    with (
+        naturali.Client(base_url=server.base_url, token="nk_bad") as bad,
+        pytest.raises(naturali.NaturaliAPIError) as unauthorized,
+    ):
+        bad.projects.list()
+    assert unauthorized.value.status == 401
+
+
+def test_cli_table_json_and_errors(server: Server) -> None:
+    table = _cli(
+        server,
+        "search-knowledge",
+        "--project-id",
+        server.demo_project,
+        "--query",
+        "escalation path",
+        "--document-paths",
+        "/handbook/support/",
+        "--min-similarity",
+        "0.5",
+    )
+    assert table.returncode == 0, table.stderr
+    assert "/handbook/support/escalation.md" in table.stdout.splitlines()[0]
+    raw = _cli(
+        server,
+        "search-knowledge",
+        "--project-id",
+        server.demo_project,
+        "--query",
+        "deploys",
+        "--limit",
+        "2",
+        "--json",
+    )
+    assert raw.returncode == 0
+    import json
+
+    assert len(json.loads(raw.stdout)["results"]) == 2
+    bad = _cli(
+        server,
+        "search-knowledge",
+        "--project-id",
+        server.demo_project,
+        "--query",
+        "x",
+        "--limit",
+        "101",
+    )
+    assert bad.returncode != 0 and "limit" in bad.stderr
+    none = _cli(server, "search-knowledge", "--project-id", server.demo_project)
+    assert none.returncode != 0 and "at least one of query" in none.stderr
+
+
+def test_cli_ingest_a_directory(server: Server, tmp_path: Path) -> None:
+    from pdfs import text_pdf
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.md").write_text("# A\n\nAardvarks eat ants.")
+    (tmp_path / "sub" / "b.txt").write_text("Badgers dig burrows.")
+    (tmp_path / "sub" / "c.pdf").write_bytes(text_pdf(["Capybaras swim.", "Page two."]))
+    (tmp_path / "skip.bin").write_bytes(b"\x00\x01")
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        project = client.projects.create(name="ingest-test").id
+        result = _cli(server, "ingest", str(tmp_path), "--project", project, "--path", "/zoo/")
+        assert result.returncode == 0, result.stderr
+        assert "3 of 3 files ingested under /zoo/" in result.stdout
+        paths = sorted(d.path for d in client.documents.list(project_id=project))
+        assert paths == ["/zoo/a.md", "/zoo/sub/b.txt", "/zoo/sub/c.pdf"]
+        again = _cli(server, "ingest", str(tmp_path), "--project", project, "--path", "/zoo/")
+        assert again.returncode == 0
+        assert {d.version for d in client.documents.list(project_id=project)} == {1}
+        hit = client.knowledge.search_knowledge(project_id=project, query="capybara").results
+        assert hit[0].path == "/zoo/sub/c.pdf" and hit[0].page == 1  # type: ignore[union-attr]
+
+
+def _readme_blocks(language: str) -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    quickstart = text[text.index("## Quickstart") : text.index("## The API")]
+    return re.findall(rf"```{language}\n(.*?)```", quickstart, flags=re.DOTALL)
+
+
+def test_readme_examples_run(server: Server, tmp_path: Path) -> None:
+    """The Quickstart's shell and Python examples, run as written against the server."""
+    home = server.data_dir.parent
+    for name, target in (("src", ROOT / "src"), (".venv", Path(sys.prefix))):
+        if not (home / name).exists():
+            (home / name).symlink_to(target)
+    port = server.base_url.rsplit(":", 1)[1]
+    script = "set -euo pipefail\n" + "\n".join(_readme_blocks("sh")).replace("8600", port)
+    script += '\necho "PROJECT_ID=$PROJECT_ID"\necho "DOC_ID=$DOC_ID"\n'
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NATURALI_")}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    shell = subprocess.run(
+        ["bash", "-c", script], cwd=home, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert shell.returncode == 0, shell.stdout + shell.stderr
+    assert '"error"' not in shell.stdout, shell.stdout
+    assert "/handbook/support/refunds.md" in shell.stdout
+    assert "/policies/travel.md" in shell.stdout
+    ids = dict(
+        line.split("=", 1)
+        for line in shell.stdout.splitlines()
+        if line.startswith(("PROJECT_ID=", "DOC_ID="))
+    )
+    (python_block,) = _readme_blocks("python")
+    run_env = {**env, **ids, "NATURALI_BASE_URL": server.base_url, "NATURALI_TOKEN": server.token}
+    sdk = subprocess.run(
+        [sys.executable, "-c", python_block],
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert sdk.returncode == 0, sdk.stderr
+    assert "400 invalid_value limit" in sdk.stdout
