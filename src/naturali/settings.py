@@ -27,7 +27,7 @@ class Settings:
     # Embedder: "onnx" (bundled all-MiniLM-L6-v2) or "http" (OpenAI-compatible /embeddings).
     embedder: str = "onnx"
     embedder_threads: int = 2
-    embedder_batch_size: int = 32
+    embedder_batch_size: int = 8  # measured best on 2 cores (bench/ingest.py)
     embedder_url: str | None = None
     embedder_model: str | None = None
     embedder_api_key: str | None = None

@@ -18,9 +18,12 @@ from naturali.service.auth import Auth
 from naturali.service.documents import Documents
 from naturali.service.memories import Memories
 from naturali.service.projects import Projects, Users
+from naturali.service.records import Records
 from naturali.service.search import Search
+from naturali.service.stores import StoreRegistry
 from naturali.settings import Settings
 from naturali.storage.sqlite.catalog import SqliteStorage
+from naturali.storage.sqlite.state import SqliteState
 
 OWNER_TOKEN_FILE = "owner-token"
 
@@ -41,7 +44,9 @@ class Naturali:
         self.documents = Documents(
             self.storage, self.auth, self.embedder, data_dir / "files", settings.max_upload_bytes
         )
-        self.memories = Memories(self.storage, self.auth, self.embedder, data_dir / "stores")
+        self.stores = StoreRegistry(data_dir / "stores", SqliteState)
+        self.memories = Memories(self.storage, self.auth, self.embedder, self.stores)
+        self.records = Records(self.storage, self.auth, self.stores)
         self.indexes = IndexRegistry(self.storage, lambda: self.embedder().dimension)
         self.search = Search(self.storage, self.auth, self.embedder, self.indexes, self.memories)
 
@@ -70,4 +75,5 @@ class Naturali:
         return token
 
     def close(self) -> None:
+        self.stores.close()
         self.storage.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import builtins
 import hashlib
 import json
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from naturali.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge
 from naturali.ids import new_id
 from naturali.ingest.chunk import chunk_pages
 from naturali.ingest.extract import extract
-from naturali.model import Document, User, utcnow
+from naturali.model import ChunkDraft, Document, User, utcnow
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage
 from naturali.service import validation
@@ -39,8 +40,18 @@ class Upload:
 
 
 @dataclass(frozen=True)
+class _Prepared:
+    """A version ready to embed and write."""
+
+    document: Document
+    data: bytes
+    drafts: builtins.list[ChunkDraft]
+    create: bool
+
+
+@dataclass(frozen=True)
 class DocumentPage:
-    documents: list[Document]
+    documents: builtins.list[Document]
     next_cursor: str | None
 
 
@@ -61,8 +72,6 @@ class Documents:
 
     def create(self, user: User, project_id: str, upload: Upload) -> Document:
         self._auth.require(user, project_id, "write")
-        if upload.path is None:
-            raise InvalidRequest("path is required", code="missing_field", param="path")
         return self._ingest(project_id, None, upload)
 
     def update(self, user: User, project_id: str, document_id: str, upload: Upload) -> Document:
@@ -108,7 +117,28 @@ class Documents:
             )
         return document
 
+    def create_many(
+        self, user: User, project_id: str, uploads: builtins.list[Upload]
+    ) -> builtins.list[Document]:
+        """Create many documents, embedding their chunks in shared batches (bulk ingest).
+
+        Each document is still written in its own transaction; a bad upload fails alone
+        before anything is written for it.
+        """
+        self._auth.require(user, project_id, "write")
+        prepared = [self._prepare(project_id, None, u) for u in uploads]
+        return self._commit(prepared)
+
     def _ingest(self, project_id: str, current: Document | None, upload: Upload) -> Document:
+        prepared = self._prepare(project_id, current, upload)
+        if isinstance(prepared, Document):
+            return prepared
+        return self._commit([prepared])[0]
+
+    def _prepare(
+        self, project_id: str, current: Document | None, upload: Upload
+    ) -> _Prepared | Document:
+        """Validate, extract and chunk; a Document back means nothing changed."""
         if len(upload.data) > self._max:
             raise PayloadTooLarge(
                 f"the upload is larger than {self._max} bytes",
@@ -117,16 +147,16 @@ class Documents:
             )
         path = validation.logical_path(upload.path) if upload.path else None
         path = path or (current.path if current else None)
-        assert path is not None
+        if path is None:
+            raise InvalidRequest("path is required", code="missing_field", param="path")
         title = validation.title(upload.title)
-        metadata = validation.metadata(upload.metadata)
-        tags = validation.tags(upload.tags)
         filename = _filename(upload.filename or PurePosixPath(path).name)
         content_hash = hashlib.sha256(upload.data).hexdigest()
         extracted = extract(upload.data, filename)
         if current is None and self._storage_has_path(project_id, path):
             raise Conflict(f"a document already exists at {path}", code="path_taken", param="path")
         now = utcnow()
+        keep = current is not None
         document = Document(
             id=current.id if current else new_id("doc"),
             project_id=project_id,
@@ -135,10 +165,12 @@ class Documents:
             or (current.title if current else None)
             or extracted.title
             or PurePosixPath(filename).stem,
-            metadata=metadata
-            if upload.metadata is not None or current is None
+            metadata=validation.metadata(upload.metadata)
+            if upload.metadata is not None or not current
             else current.metadata,
-            tags=tags if upload.tags is not None or current is None else current.tags,
+            tags=validation.tags(upload.tags)
+            if upload.tags is not None or not current
+            else current.tags,
             version=current.version + 1 if current else 1,
             file_id="file_" + content_hash[:16],
             filename=filename,
@@ -153,24 +185,40 @@ class Documents:
         )
         if current is not None and _unchanged(current, document):
             return current  # idempotent per content hash: same bytes and fields, no new version
+        drafts = chunk_pages(extracted.pages, self._embedder().count_tokens)
+        return _Prepared(document, upload.data, drafts, create=not keep)
+
+    def _commit(self, prepared: builtins.list[_Prepared | Document]) -> builtins.list[Document]:
         embedder = self._embedder()
-        drafts = chunk_pages(extracted.pages, embedder.count_tokens)
-        vectors = embedder.embed([d.text for d in drafts]) if drafts else np.zeros((0, 1))
-        chunks = [
-            EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
-            for d, v in zip(drafts, vectors, strict=True)
-        ]
-        document = replace(document, chunk_count=len(chunks))
-        self._store_file(content_hash, upload.data)
-        try:
-            self._storage.save_document_version(
-                document, chunks, embedder.model_id, create=current is None
-            )
-        except DocumentPathTaken as exc:
-            raise Conflict(
-                f"a document already exists at {path}", code="path_taken", param="path"
-            ) from exc
-        return document
+        pending = [p for p in prepared if isinstance(p, _Prepared)]
+        texts = [d.text for p in pending for d in p.drafts]
+        vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension))
+        out: builtins.list[Document] = []
+        offset = 0
+        for item in prepared:
+            if isinstance(item, Document):
+                out.append(item)
+                continue
+            rows = vectors[offset : offset + len(item.drafts)]
+            offset += len(item.drafts)
+            chunks = [
+                EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                for d, v in zip(item.drafts, rows, strict=True)
+            ]
+            document = replace(item.document, chunk_count=len(chunks))
+            self._store_file(document.content_hash, item.data)
+            try:
+                self._storage.save_document_version(
+                    document, chunks, embedder.model_id, create=item.create
+                )
+            except DocumentPathTaken as exc:
+                raise Conflict(
+                    f"a document already exists at {document.path}",
+                    code="path_taken",
+                    param="path",
+                ) from exc
+            out.append(document)
+        return out
 
     def _storage_has_path(self, project_id: str, path: str) -> bool:
         rows = self._storage.list_documents(project_id, path, None, 5)

@@ -22,9 +22,11 @@ from naturali.ingest.chunk import chunk_pages
 from naturali.ingest.extract import Page
 from naturali.model import Memory, MemoryStore, User, utcnow
 from naturali.ports.embedder import Embedder
+from naturali.ports.state import GuardRow
 from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage
 from naturali.service import validation
 from naturali.service.auth import Auth
+from naturali.service.stores import StoreRegistry
 from naturali.vault.files import atomic_write, record_files
 from naturali.vault.record import Record, RecordFormatError, content_hash, parse, render
 
@@ -54,15 +56,19 @@ def strings_to_tags(values: list[str]) -> dict[str, str]:
 
 class Memories:
     def __init__(
-        self, storage: Storage, auth: Auth, embedder: Callable[[], Embedder], stores_dir: Path
+        self,
+        storage: Storage,
+        auth: Auth,
+        embedder: Callable[[], Embedder],
+        stores: StoreRegistry,
     ) -> None:
         self._storage = storage
         self._auth = auth
         self._embedder = embedder
-        self._stores = stores_dir
+        self._stores = stores
 
     def vault(self, store_id: str) -> Path:
-        return self._stores / store_id / "vault"
+        return self._stores.vault(store_id)
 
     # stores ---------------------------------------------------------------------------------
     def create_store(
@@ -121,7 +127,8 @@ class Memories:
         self._auth.require(user, project_id, "owner")
         self._store(project_id, store_id)
         self._storage.delete_memory_store(project_id, store_id)
-        shutil.rmtree(self._stores / store_id, ignore_errors=True)
+        self._stores.forget(store_id)
+        shutil.rmtree(self.vault(store_id).parent, ignore_errors=True)
 
     def _store(self, project_id: str, store_id: str) -> MemoryStore:
         store = self._storage.get_memory_store(project_id, store_id)
@@ -219,6 +226,17 @@ class Memories:
         front.update(revision=record.revision + 1, lifecycle="withdrawn", updated_at=utcnow())
         front.setdefault("lifecycle_change", "deleted through the memories API")
         self._write(path, Record(front, record.body))
+        # The guard outranks a stale copy of the active file coming back (an editor, git).
+        self._stores.context(store.id).state.add_guard(
+            GuardRow(
+                memory_id,
+                record.revision + 1,
+                "withdrawn",
+                None,
+                str(front["lifecycle_change"]),
+                str(front["updated_at"]),
+            )
+        )
         self._storage.remove_memory(store.id, memory_id)
 
     def _active_record(self, store: MemoryStore, memory_id: str) -> tuple[Path, Record]:
@@ -242,6 +260,11 @@ class Memories:
         active; skip (and report) files that are not valid records or share an id."""
         known = self._storage.memory_hashes(store.id)
         stats = self._storage.memory_file_stats(store.id)
+        withdrawn = {
+            g.record_id: g.revision
+            for g in self._stores.context(store.id).state.guards()
+            if g.lifecycle == "withdrawn"
+        }
         seen: dict[str, Path] = {}
         duplicates: set[str] = set()
         invalid: list[str] = []
@@ -263,7 +286,7 @@ class Memories:
             except (RecordFormatError, UnicodeDecodeError) as exc:
                 invalid.append(f"{relative}: {exc}")
                 continue
-            if record.lifecycle != "active":
+            if record.lifecycle != "active" or record.revision <= withdrawn.get(record.id, 0):
                 continue
             if record.id in seen:
                 duplicates.add(record.id)

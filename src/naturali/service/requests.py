@@ -6,7 +6,7 @@ silent coercion.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
@@ -116,3 +116,48 @@ class MemoryUpdate(Strict):
     content: str | None = None
     tags: dict[str, str] | None = None
     title: str | None = None
+
+
+Kind = Literal["page", "claim", "relationship"]
+LifecycleFilter = Literal["active", "superseded", "all"]
+
+
+class RecordFilters(Strict):
+    kind: Kind | None = Field(None, description="Record kind: page, claim or relationship.")
+    type: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = Field(
+        None, description="Ontology type; aliases expand (company → organization)."
+    )
+    tag: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
+        None, description="Exact, case-sensitive tag."
+    )
+    lifecycle: LifecycleFilter = Field(
+        "active", description="active (default), superseded, or all (active plus superseded)."
+    )
+
+
+class GrepRequest(RecordFilters):
+    """knowledge_grep: FTS5/BM25 over title, aliases and body (weights 8/6/1)."""
+
+    query: Annotated[str, StringConstraints(min_length=1, max_length=500)] = Field(
+        description="1–64 word tokens within 500 characters; punctuation separates tokens."
+    )
+    mode: Literal["all", "any", "phrase"] = Field(
+        "all", description="all (every token), any, or phrase (in order, adjacent, one field)."
+    )
+    limit: int = Field(20, ge=1, le=50, description="1–50 results (default 20).")
+    offset: int = Field(0, ge=0, le=500, description="0–500; follow nextOffset.")
+
+
+class LookupRequest(RecordFilters):
+    """knowledge_lookup: exact id, full title or alias; found, ambiguous or missing."""
+
+    query: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(
+        description="An id (case-sensitive) or a full title or alias (normalised, not fuzzy)."
+    )
+
+
+class RecordsRequest(RecordFilters):
+    """knowledge_records: the exhaustive inventory, by id."""
+
+    limit: int = Field(100, ge=1, le=500, description="1–500 records (default 100).")
+    offset: int = Field(0, ge=0, description="Follow nextOffset.")

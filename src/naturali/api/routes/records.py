@@ -1,0 +1,50 @@
+"""The records tools over HTTP: parameters as JSON bodies named as the spec names them;
+responses are complete hits with index, coverage and freshness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from naturali.api.deps import CurrentUser, Service
+from naturali.service.requests import GrepRequest, LookupRequest, RecordsRequest
+
+router = APIRouter(
+    prefix="/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge",
+    tags=["knowledge records"],
+)
+
+
+@router.post("/grep")
+def knowledge_grep(
+    project_id: str, memory_store_id: str, body: GrepRequest, user: CurrentUser, svc: Service
+) -> dict[str, Any]:
+    """FTS5/BM25 keyword search over title, aliases and body; superseded wording finds the
+    current record. Returns hits, total, offset, nextOffset, snapshot, index, coverage and
+    freshness."""
+    return svc.records.grep(user, project_id, memory_store_id, body)
+
+
+@router.post("/lookup")
+def knowledge_lookup(
+    project_id: str, memory_store_id: str, body: LookupRequest, user: CurrentUser, svc: Service
+) -> dict[str, Any]:
+    """Exact id, full title or alias: status found, ambiguous or missing."""
+    return svc.records.lookup(user, project_id, memory_store_id, body)
+
+
+@router.post("/records")
+def knowledge_records(
+    project_id: str, memory_store_id: str, body: RecordsRequest, user: CurrentUser, svc: Service
+) -> dict[str, Any]:
+    """The exhaustive inventory of available records, by id, paginated."""
+    return svc.records.records(user, project_id, memory_store_id, body)
+
+
+@router.get("/records/{record_id}")
+def knowledge_record(
+    project_id: str, memory_store_id: str, record_id: str, user: CurrentUser, svc: Service
+) -> dict[str, Any]:
+    """One record whole, with all its evidence locators."""
+    return svc.records.record(user, project_id, memory_store_id, record_id)

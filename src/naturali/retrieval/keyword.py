@@ -1,0 +1,91 @@
+"""knowledge_grep's query contract: tokens, modes, filters and scope keys.
+
+Queries are 1–64 word tokens within 500 characters; punctuation separates tokens, and the
+tokens are quoted into an FTS5 expression, so user text is never executed as FTS syntax
+(``OR``, ``NOT``, ``title:``, quotes are just words or separators).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from naturali.errors import InvalidRequest
+from naturali.retrieval.eligibility import Entry
+from naturali.text.tokens import words
+
+MAX_QUERY_CHARS = 500
+MAX_QUERY_TOKENS = 64
+FINGERPRINT = "keyword-v1:unicode61-remove_diacritics-2:title,aliases,body:8,6,1"
+
+Mode = Literal["all", "any", "phrase"]
+Lifecycle = Literal["active", "superseded", "all"]
+
+
+def query_tokens(query: str) -> list[str]:
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidRequest(
+            f"query is longer than {MAX_QUERY_CHARS} characters",
+            code="query_too_long",
+            param="query",
+        )
+    tokens = words(query)
+    if not tokens:
+        raise InvalidRequest("query has no word tokens", code="empty_query", param="query")
+    if len(tokens) > MAX_QUERY_TOKENS:
+        raise InvalidRequest(
+            f"query has {len(tokens)} word tokens; at most {MAX_QUERY_TOKENS}",
+            code="too_many_tokens",
+            param="query",
+        )
+    return tokens
+
+
+def match_expression(tokens: list[str], mode: Mode) -> str:
+    quoted = [f'"{t}"' for t in tokens]  # tokens are letters and digits only
+    if mode == "phrase":
+        return '"' + " ".join(tokens) + '"'
+    return (" OR " if mode == "any" else " AND ").join(quoted)
+
+
+@dataclass(frozen=True)
+class Filters:
+    kind: str | None = None
+    type: str | None = None  # canonical (aliases resolved by the caller)
+    tag: str | None = None
+    lifecycle: Lifecycle = "active"
+
+    def scope(self) -> str:
+        """The projection key: filters apply before corpus statistics, so each filter set has
+        its own projection and nothing outside it moves a rank."""
+        payload = json.dumps(asdict(self), sort_keys=True).encode()
+        return hashlib.sha256(payload).hexdigest()[:16]
+
+    def accepts(self, entry: Entry) -> bool:
+        """kind/type/tag on a record (lifecycle is decided by the caller)."""
+        if self.kind is not None and entry.kind != self.kind:
+            return False
+        if self.type is not None and entry.type != self.type:
+            return False
+        return self.tag is None or self.tag in entry.tags
+
+
+def fields_matched(entry: Entry, tokens: list[str], mode: Mode) -> list[str]:
+    """Which of title, aliases, body contain the query (for complete hits' ``matches``)."""
+    out = []
+    for name, text in (
+        ("title", entry.title),
+        ("aliases", " ".join(entry.aliases)),
+        ("body", entry.scanned.record.body),
+    ):
+        present = words(text)
+        if mode == "phrase":
+            n = len(tokens)
+            hit = any(present[i : i + n] == tokens for i in range(len(present) - n + 1))
+        else:  # all/any: the query may be spread over fields; report every field that helped
+            hit = bool(set(tokens) & set(present))
+        if hit:
+            out.append(name)
+    return out

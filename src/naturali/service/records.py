@@ -1,0 +1,298 @@
+"""The records tools over a memory store's vault (spec: retrieval-and-dates.md):
+knowledge_grep, knowledge_lookup, knowledge_records, knowledge_record.
+
+Markdown is authoritative: every call scans first (reusing what has not changed), and
+knowledge_grep reconciles its scope's FTS5 projections before it matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from typing import Any
+
+from naturali.errors import InvalidRequest, NotFound
+from naturali.model import User, utcnow
+from naturali.ports.state import ProjectionRow, ProjectionUnavailable, Table
+from naturali.ports.storage import Storage
+from naturali.retrieval import citations
+from naturali.retrieval.eligibility import Entry, current_of
+from naturali.retrieval.keyword import (
+    FINGERPRINT,
+    Filters,
+    fields_matched,
+    match_expression,
+    query_tokens,
+)
+from naturali.service.auth import Auth
+from naturali.service.requests import (
+    GrepRequest,
+    LookupRequest,
+    RecordsRequest,
+)
+from naturali.service.stores import StoreContext, StoreRegistry, View
+
+MAX_RECORDS = 200_000  # a vault beyond this is refused rather than half-searched
+
+
+class Records:
+    def __init__(self, storage: Storage, auth: Auth, stores: StoreRegistry) -> None:
+        self._storage = storage
+        self._auth = auth
+        self._stores = stores
+        self._reconciled: dict[tuple[str, str, Table], tuple[int, int, int]] = {}
+
+    # shared ------------------------------------------------------------------------------------
+    def _open(self, user: User, project_id: str, store_id: str) -> tuple[StoreContext, View]:
+        self._auth.require(user, project_id, "read")
+        if self._storage.get_memory_store(project_id, store_id) is None:
+            raise NotFound(
+                f"memory store {store_id} not found",
+                code="memory_store_not_found",
+                param="memory_store_id",
+            )
+        ctx = self._stores.context(store_id)
+        view = ctx.view()
+        if len(view.scan.stats) > MAX_RECORDS:
+            raise InvalidRequest(
+                f"the vault holds more than {MAX_RECORDS} files", code="scan_limit"
+            )
+        return ctx, view
+
+    @staticmethod
+    def _filters(
+        view: View, kind: str | None, type_: str | None, tag: str | None, lifecycle: str
+    ) -> Filters:
+        resolved = view.ontology.resolve(type_) if type_ is not None else None
+        return Filters(kind, resolved, tag, lifecycle)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _in_scope(entry: Entry, filters: Filters) -> bool:
+        lifecycles = (
+            ("active", "superseded") if filters.lifecycle == "all" else (filters.lifecycle,)
+        )
+        return entry.lifecycle in lifecycles and filters.accepts(entry)
+
+    @staticmethod
+    def _coverage(view: View) -> dict[str, Any]:
+        issues = [i.to_dict() for i in view.scan.issues] + [
+            {"path": "ontology.yaml", "message": m} for m in view.ontology.issues
+        ]
+        return {"complete": not issues, "issues": issues}
+
+    @staticmethod
+    def _snapshot(scope: str, entries: list[Entry]) -> str:
+        digest = hashlib.sha256(scope.encode())
+        for entry in sorted(entries, key=lambda e: e.id):
+            digest.update(f"\0{entry.id}\0{entry.scanned.sha256}".encode())
+        return digest.hexdigest()[:32]
+
+    # knowledge_grep ----------------------------------------------------------------------------
+    def grep(
+        self, user: User, project_id: str, store_id: str, request: GrepRequest
+    ) -> dict[str, Any]:
+        ctx, view = self._open(user, project_id, store_id)
+        tokens = query_tokens(request.query)
+        filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
+        scope = filters.scope()
+        searched = [e for e in view.entries.values() if self._in_scope(e, filters)]
+        history: list[Entry] = []
+        if filters.lifecycle == "active":
+            wanted = {e.id for e in searched}
+            history = [
+                e
+                for e in view.entries.values()
+                if e.lifecycle == "superseded"
+                and (cur := current_of(e, view.entries)) is not None
+                and cur.id in wanted
+            ]
+        queried_at = utcnow()
+        response: dict[str, Any] = {
+            "query": request.query,
+            "mode": request.mode,
+            "snapshot": self._snapshot(scope, searched + history),
+            "coverage": self._coverage(view),
+        }
+        try:
+            indexed_at = self._reconcile(ctx, view, scope, "searched", searched)
+            if filters.lifecycle == "active":
+                indexed_at = max(indexed_at, self._reconcile(ctx, view, scope, "history", history))
+            expression = match_expression(tokens, request.mode)
+            direct = ctx.state.match(scope, "searched", expression)
+            earlier = ctx.state.match(scope, "history", expression) if history else []
+        except ProjectionUnavailable:
+            response.update(
+                hits=[],
+                total=None,
+                offset=request.offset,
+                nextOffset=None,
+                index={"state": "unavailable", "lag": True},
+                freshness={
+                    "queriedAt": queried_at,
+                    "scannedAt": view.scan.scanned_at,
+                    "indexedAt": None,
+                },
+            )
+            return response
+        ranked = self._rank(view, tokens, request.mode, direct, earlier)
+        page = ranked[request.offset : request.offset + request.limit]
+        known = set(view.entries)
+        hits = [
+            citations.complete_hit(entry, score, matches, tokens, known, via)
+            for entry, score, matches, via in page
+        ]
+        end = request.offset + len(page)
+        response.update(
+            hits=hits,
+            total=len(ranked),
+            offset=request.offset,
+            nextOffset=end if end < len(ranked) else None,
+            index={"state": "ready", "lag": False},
+            freshness={
+                "queriedAt": queried_at,
+                "scannedAt": view.scan.scanned_at,
+                "indexedAt": indexed_at,
+            },
+        )
+        return response
+
+    def _rank(
+        self,
+        view: View,
+        tokens: list[str],
+        mode: Any,
+        direct: list[tuple[str, float]],
+        earlier: list[tuple[str, float]],
+    ) -> list[tuple[Entry, float | None, list[str], Entry | None]]:
+        """Direct matches by BM25 then id; then the current replacements of matching
+        superseded records, by the earlier record's BM25 then id, each record once."""
+        out: list[tuple[Entry, float | None, list[str], Entry | None]] = []
+        seen: set[str] = set()
+        for record_id, score in direct:
+            entry = view.entries[record_id]
+            seen.add(record_id)
+            out.append((entry, score, fields_matched(entry, tokens, mode), None))
+        for record_id, _ in earlier:
+            old = view.entries[record_id]
+            current = current_of(old, view.entries)
+            if current is None or current.id in seen:
+                continue
+            seen.add(current.id)
+            out.append((current, None, ["superseded"], old))
+        return out
+
+    def _reconcile(
+        self, ctx: StoreContext, view: View, scope: str, table: Table, entries: list[Entry]
+    ) -> str:
+        """Bring one projection in line with ``entries``. When neither the scan nor the guards
+        nor the stored projection changed since we last did it, there is nothing to do."""
+        key = (str(ctx.store_dir), scope, table)
+        stored = ctx.state.projection_version(scope, table)
+        cached = self._reconciled.get(key)
+        if stored is not None and cached == (id(view.scan), view.guards_version, stored[0]):
+            return stored[1]
+        rows = [
+            ProjectionRow(
+                e.id, e.scanned.sha256, e.title, "\n".join(e.aliases), e.scanned.record.body
+            )
+            for e in entries
+        ]
+        counter, indexed_at, _ = ctx.state.reconcile(scope, table, rows, FINGERPRINT)
+        self._reconciled[key] = (id(view.scan), view.guards_version, counter)
+        return indexed_at
+
+    # knowledge_lookup --------------------------------------------------------------------------
+    def lookup(
+        self, user: User, project_id: str, store_id: str, request: LookupRequest
+    ) -> dict[str, Any]:
+        _, view = self._open(user, project_id, store_id)
+        filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
+        in_scope = [e for e in view.entries.values() if self._in_scope(e, filters)]
+        by_id = [e for e in in_scope if e.id == request.query]
+        key = normalize_name(request.query)
+        by_name = [
+            e
+            for e in in_scope
+            if e.id != request.query
+            and (normalize_name(e.title) == key or key in {normalize_name(a) for a in e.aliases})
+        ]
+        matches = by_id + sorted(by_name, key=lambda e: e.id)
+        status = "missing" if not matches else "found" if len(matches) == 1 else "ambiguous"
+        known = set(view.entries)
+        return {
+            "query": request.query,
+            "status": status,
+            "hits": [
+                citations.complete_hit(e, None, _lookup_fields(e, request.query, key), None, known)
+                for e in matches
+            ],
+            "coverage": self._coverage(view),
+            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
+        }
+
+    # knowledge_records -------------------------------------------------------------------------
+    def records(
+        self, user: User, project_id: str, store_id: str, request: RecordsRequest
+    ) -> dict[str, Any]:
+        _, view = self._open(user, project_id, store_id)
+        filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
+        selected = sorted(
+            (e for e in view.entries.values() if self._in_scope(e, filters)), key=lambda e: e.id
+        )
+        page = selected[request.offset : request.offset + request.limit]
+        end = request.offset + len(page)
+        return {
+            "records": [_inventory_row(e) for e in page],
+            "total": len(selected),
+            "offset": request.offset,
+            "nextOffset": end if end < len(selected) else None,
+            "snapshot": self._snapshot(filters.scope(), selected),
+            "coverage": self._coverage(view),
+            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
+        }
+
+    # knowledge_record --------------------------------------------------------------------------
+    def record(self, user: User, project_id: str, store_id: str, record_id: str) -> dict[str, Any]:
+        _, view = self._open(user, project_id, store_id)
+        entry = view.entries.get(record_id)
+        if entry is None:
+            raise NotFound(
+                f"record {record_id} not found or not available",
+                code="record_not_found",
+                param="record_id",
+            )
+        located = citations.evidence(entry, set(view.entries))
+        return {
+            **_inventory_row(entry),
+            "summary": citations.summary(entry),
+            "frontMatter": entry.front,
+            "body": entry.scanned.record.body,
+            "evidence": located,
+            "citation": citations.citation(entry),
+            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
+        }
+
+
+def normalize_name(text: str) -> str:
+    """NFKC, lowercase, trimmed, whitespace collapsed; never fuzzy."""
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def _lookup_fields(entry: Entry, query: str, key: str) -> list[str]:
+    if entry.id == query:
+        return ["id"]
+    return ["title"] if normalize_name(entry.title) == key else ["aliases"]
+
+
+def _inventory_row(entry: Entry) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "kind": entry.kind,
+        "type": entry.type,
+        "title": entry.title,
+        "lifecycle": entry.lifecycle,
+        "tags": entry.tags,
+        "path": entry.scanned.path,
+        "revision": entry.scanned.record.revision,
+        "sha256": entry.scanned.sha256,
+    }

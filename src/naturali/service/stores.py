@@ -1,0 +1,100 @@
+"""Per memory store resources, created once per process: the vault scanner, the store's
+``state.sqlite``, the ontology, and the eligible-record view cached per (scan, guards)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from naturali.ports.state import StateStore
+from naturali.retrieval.eligibility import Entry, Guard, eligible
+from naturali.vault import ontology as ontology_module
+from naturali.vault.ontology import Ontology
+from naturali.vault.scan import Scan, VaultScanner
+
+
+@dataclass
+class View:
+    """What one query reads: the scan, the eligible entries, and the ontology."""
+
+    scan: Scan
+    entries: dict[str, Entry]
+    ontology: Ontology
+    guards_version: int
+
+
+@dataclass
+class StoreContext:
+    store_dir: Path
+    scanner: VaultScanner
+    state: StateStore
+    _cache: tuple[int, int, View] | None = None
+    _ontology: tuple[float, Ontology] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def view(self) -> View:
+        scan = self.scanner.scan()
+        version = self.state.guards_version()
+        ontology = self._load_ontology()
+        with self._lock:
+            cached = self._cache
+            if (
+                cached
+                and cached[0] == id(scan)
+                and cached[1] == version
+                and (cached[2].ontology is ontology)
+            ):
+                return cached[2]
+            guards = {
+                g.record_id: Guard(g.revision, g.lifecycle, g.superseded_by)
+                for g in self.state.guards()
+            }
+            view = View(scan, eligible(scan, guards, ontology), ontology, version)
+            self._cache = (id(scan), version, view)
+            return view
+
+    def _load_ontology(self) -> Ontology:
+        path = self.store_dir / "ontology.yaml"
+        mtime = path.stat().st_mtime if path.exists() else 0.0
+        if self._ontology is None or self._ontology[0] != mtime:
+            self._ontology = (mtime, ontology_module.load(self.store_dir))
+        return self._ontology[1]
+
+
+class StoreRegistry:
+    def __init__(self, stores_dir: Path, open_state: Callable[[Path], StateStore]) -> None:
+        self._dir = stores_dir
+        self._open_state = open_state
+        self._contexts: dict[str, StoreContext] = {}
+        self._lock = threading.Lock()
+
+    def vault(self, store_id: str) -> Path:
+        return self._dir / store_id / "vault"
+
+    def context(self, store_id: str) -> StoreContext:
+        with self._lock:
+            ctx = self._contexts.get(store_id)
+            if ctx is None:
+                store_dir = self._dir / store_id
+                (store_dir / "vault").mkdir(parents=True, exist_ok=True)
+                ctx = StoreContext(
+                    store_dir,
+                    VaultScanner(store_dir / "vault"),
+                    self._open_state(store_dir / "state.sqlite"),
+                )
+                self._contexts[store_id] = ctx
+            return ctx
+
+    def forget(self, store_id: str) -> None:
+        with self._lock:
+            ctx = self._contexts.pop(store_id, None)
+        if ctx is not None:
+            ctx.state.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for ctx in self._contexts.values():
+                ctx.state.close()
+            self._contexts.clear()

@@ -1,0 +1,207 @@
+"""A memory store's ``state.sqlite``: per-scope FTS5 keyword projections (rebuildable) and the
+withdrawal and supersession guards (never dropped: they cannot be rebuilt from files)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from naturali.model import utcnow
+from naturali.ports.state import GuardRow, ProjectionRow, ProjectionUnavailable, Table
+from naturali.storage.sqlite.connection import Database
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS keyword_state_v1 (
+    scope TEXT NOT NULL,
+    tbl TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    counter INTEGER NOT NULL,
+    indexed_at TEXT NOT NULL,
+    PRIMARY KEY (scope, tbl)
+);
+CREATE TABLE IF NOT EXISTS keyword_withdrawals_v1 (
+    record_id TEXT PRIMARY KEY, revision INTEGER NOT NULL, reason TEXT NOT NULL, at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lifecycle_guards_v1 (
+    record_id TEXT PRIMARY KEY, revision INTEGER NOT NULL, superseded_by TEXT,
+    reason TEXT NOT NULL, at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS state_meta_v1 (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO state_meta_v1 VALUES ('guards_version', 0);
+"""
+_SCOPE = re.compile(r"^[a-z0-9]{1,32}$")
+# BM25 weights: title 8, aliases 6, body 1 (spec: retrieval-and-dates.md).
+_WEIGHTS = "8.0, 6.0, 1.0"
+
+
+@contextmanager
+def _unavailable() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise ProjectionUnavailable(str(exc)) from exc
+
+
+def _names(scope: str, table: Table) -> tuple[str, str]:
+    if not _SCOPE.match(scope):
+        raise ValueError(f"bad scope key {scope!r}")
+    infix = "" if table == "searched" else "history_"
+    return f"keyword_{infix}fts_v1_{scope}", f"keyword_{infix}rows_v1_{scope}"
+
+
+class SqliteState:
+    def __init__(self, path: Path) -> None:
+        self.db = Database(path)
+        self._lock = threading.Lock()
+        with self.db.write() as conn:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # guards ------------------------------------------------------------------------------------
+    def guards_version(self) -> int:
+        row = (
+            self.db.conn()
+            .execute("SELECT value FROM state_meta_v1 WHERE key = 'guards_version'")
+            .fetchone()
+        )
+        return int(row[0]) if row else 0
+
+    def guards(self) -> list[GuardRow]:
+        conn = self.db.conn()
+        out = [
+            GuardRow(r[0], r[1], "withdrawn", None, r[2], r[3])
+            for r in conn.execute(
+                "SELECT record_id, revision, reason, at FROM keyword_withdrawals_v1"
+            )
+        ]
+        out += [
+            GuardRow(r[0], r[1], "superseded", r[2], r[3], r[4])
+            for r in conn.execute(
+                "SELECT record_id, revision, superseded_by, reason, at FROM lifecycle_guards_v1"
+            )
+        ]
+        return out
+
+    def add_guard(self, guard: GuardRow) -> None:
+        with self.db.write() as conn:
+            if guard.lifecycle == "withdrawn":
+                conn.execute(
+                    "INSERT INTO keyword_withdrawals_v1 VALUES (?, ?, ?, ?) ON CONFLICT (record_id)"
+                    " DO UPDATE SET revision = max(revision, excluded.revision),"
+                    " reason = excluded.reason, at = excluded.at",
+                    (guard.record_id, guard.revision, guard.reason, guard.at),
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO lifecycle_guards_v1 VALUES (?, ?, ?, ?, ?) ON CONFLICT (record_id)"
+                    " DO UPDATE SET revision = max(revision, excluded.revision),"
+                    " superseded_by = excluded.superseded_by, reason = excluded.reason,"
+                    " at = excluded.at",
+                    (guard.record_id, guard.revision, guard.superseded_by, guard.reason, guard.at),
+                )
+            conn.execute("UPDATE state_meta_v1 SET value = value + 1 WHERE key = 'guards_version'")
+
+    # projections -------------------------------------------------------------------------------
+    def projection_version(self, scope: str, table: Table) -> tuple[int, str] | None:
+        fts, _ = _names(scope, table)
+        conn = self.db.conn()
+        row = conn.execute(
+            "SELECT counter, indexed_at FROM keyword_state_v1 WHERE scope = ? AND tbl = ?",
+            (scope, table),
+        ).fetchone()
+        if row is None:
+            return None
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (fts,)
+        ).fetchone()
+        return (int(row[0]), str(row[1])) if exists else None
+
+    def reconcile(
+        self, scope: str, table: Table, rows: list[ProjectionRow], fingerprint: str
+    ) -> tuple[int, str, int]:
+        fts, ids = _names(scope, table)
+        with _unavailable(), self.db.write() as conn:
+            state = conn.execute(
+                "SELECT fingerprint, counter, indexed_at FROM keyword_state_v1 "
+                "WHERE scope = ? AND tbl = ?",
+                (scope, table),
+            ).fetchone()
+            exists = (
+                conn.execute(
+                    "SELECT count(*) FROM sqlite_master WHERE name IN (?, ?)", (fts, ids)
+                ).fetchone()[0]
+                == 2
+            )
+            if state is None or state[0] != fingerprint or not exists:
+                conn.execute(f"DROP TABLE IF EXISTS {fts}")
+                conn.execute(f"DROP TABLE IF EXISTS {ids}")
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE {fts} USING fts5(title, aliases, body, "
+                    "tokenize = 'unicode61 remove_diacritics 2')"
+                )
+                conn.execute(
+                    f"CREATE TABLE {ids} (rowid INTEGER PRIMARY KEY, record_id TEXT UNIQUE "
+                    "NOT NULL, content_hash TEXT NOT NULL)"
+                )
+                state = None
+            current = {
+                r[0]: (r[1], r[2])
+                for r in conn.execute(f"SELECT record_id, content_hash, rowid FROM {ids}")
+            }
+            wanted = {r.record_id: r for r in rows}
+            stale = [
+                rowid
+                for rid, (h, rowid) in current.items()
+                if rid not in wanted or wanted[rid].content_hash != h
+            ]
+            fresh = [r for r in rows if current.get(r.record_id, ("",))[0] != r.content_hash]
+            for rowid in stale:
+                conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (rowid,))
+                conn.execute(f"DELETE FROM {ids} WHERE rowid = ?", (rowid,))
+            for r in fresh:
+                cursor = conn.execute(
+                    f"INSERT INTO {ids} (record_id, content_hash) VALUES (?, ?)",
+                    (r.record_id, r.content_hash),
+                )
+                conn.execute(
+                    f"INSERT INTO {fts} (rowid, title, aliases, body) VALUES (?, ?, ?, ?)",
+                    (cursor.lastrowid, r.title, r.aliases, r.body),
+                )
+            changed = len(stale) + len(fresh)
+            if state is not None and not changed:
+                return int(state[1]), str(state[2]), 0
+            counter = (int(state[1]) if state else 0) + 1
+            indexed_at = utcnow()
+            conn.execute(
+                "INSERT INTO keyword_state_v1 VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, tbl) "
+                "DO UPDATE SET fingerprint = excluded.fingerprint, counter = excluded.counter, "
+                "indexed_at = excluded.indexed_at",
+                (scope, table, fingerprint, counter, indexed_at),
+            )
+            return counter, indexed_at, len(fresh)
+
+    def match(self, scope: str, table: Table, expression: str) -> list[tuple[str, float]]:
+        fts, ids = _names(scope, table)
+        with _unavailable():
+            return self._match(fts, ids, expression)
+
+    def _match(self, fts: str, ids: str, expression: str) -> list[tuple[str, float]]:
+        rows = (
+            self.db.conn()
+            .execute(
+                f"SELECT r.record_id, -bm25({fts}, {_WEIGHTS}) AS score FROM {fts} f "
+                f"JOIN {ids} r ON r.rowid = f.rowid WHERE {fts} MATCH ? "
+                "ORDER BY score DESC, r.record_id",
+                (expression,),
+            )
+            .fetchall()
+        )
+        return [(str(r[0]), float(r[1])) for r in rows]

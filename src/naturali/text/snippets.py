@@ -1,0 +1,103 @@
+"""Snippets: at most 480 UTF-16 code units around the first match, with zero-based UTF-16
+start/end offsets into the field and, for bodies, one-based Markdown line ranges that count
+the front-matter lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from naturali.text.tokens import fold
+
+MAX_UNITS = 480
+LARGE_BODY = 64 * 1024
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+@dataclass(frozen=True)
+class Snippet:
+    field: str
+    text: str
+    start: int  # UTF-16 code units, zero-based, into the field's text
+    end: int
+    match_located: bool
+    line_start: int | None = None  # one-based, in the whole file (front matter counted)
+    line_end: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "field": self.field,
+            "text": self.text,
+            "start": self.start,
+            "end": self.end,
+            "matchLocated": self.match_located,
+        }
+        if self.line_start is not None:
+            out["lineStart"] = self.line_start
+            out["lineEnd"] = self.line_end
+        return out
+
+
+def find(text: str, tokens: list[str]) -> int | None:
+    """Character index of the first token found in ``text`` (case/diacritic-insensitive)."""
+    folded = _folded_with_map(text)
+    best: int | None = None
+    for token in tokens:
+        at = _find_word(folded[0], token)
+        if at is not None and (best is None or folded[1][at] < best):
+            best = folded[1][at]
+    return best
+
+
+def _folded_with_map(text: str) -> tuple[str, list[int]]:
+    """``fold(text)`` plus, per folded character, the index of its source character."""
+    chars: list[str] = []
+    source: list[int] = []
+    for i, c in enumerate(text):
+        f = fold(c)
+        chars.append(f)
+        source.extend([i] * len(f))
+    return "".join(chars), source
+
+
+def _find_word(haystack: str, token: str) -> int | None:
+    start = 0
+    while True:
+        at = haystack.find(token, start)
+        if at < 0:
+            return None
+        before = haystack[at - 1] if at else " "
+        after_i = at + len(token)
+        after = haystack[after_i] if after_i < len(haystack) else " "
+        if not before.isalnum() and not after.isalnum():
+            return at
+        start = at + 1
+
+
+def make(field: str, text: str, at: int | None, line_offset: int = 0) -> Snippet:
+    """A window of ≤ 480 UTF-16 units starting a little before ``at`` (or an opening excerpt
+    when ``at`` is None)."""
+    located = at is not None
+    begin = 0 if at is None else max(0, at - 60)
+    if begin:  # start on a word boundary
+        space = text.rfind(" ", 0, begin)
+        begin = space + 1 if space >= 0 and at is not None and at - space < 120 else begin
+    window = _take_units(text[begin:], MAX_UNITS)
+    start = utf16_len(text[:begin])
+    end = start + utf16_len(window)
+    if field != "body":
+        return Snippet(field, window, start, end, located)
+    first = line_offset + text.count("\n", 0, begin) + 1
+    last = first + window.count("\n")
+    return Snippet(field, window, start, end, located, first, last)
+
+
+def _take_units(text: str, limit: int) -> str:
+    units = 0
+    for i, c in enumerate(text):
+        units += 2 if ord(c) > 0xFFFF else 1
+        if units > limit:
+            return text[:i]
+    return text

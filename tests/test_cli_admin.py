@@ -1,0 +1,73 @@
+"""``naturali admin`` works on the data dir: users, tokens, projects, members."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from naturali.cli.main import app
+from naturali.service.app import Naturali
+from naturali.settings import Settings
+
+runner = CliRunner()
+
+
+def _run(*args: str) -> dict[str, object] | list[object]:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    parsed: dict[str, object] | list[object] = json.loads(result.stdout)
+    return parsed
+
+
+def test_admin_round_trip(tmp_path: Path) -> None:
+    data = ["--data-dir", str(tmp_path)]
+    alice = _run("admin", "user", "create", "alice", *data)
+    bob = _run("admin", "user", "create", "bob", *data)
+    assert isinstance(alice, dict) and isinstance(bob, dict)
+    project = _run("admin", "project", "create", "docs", "--owner", str(alice["id"]), *data)
+    assert isinstance(project, dict)
+    _run(
+        "admin",
+        "project",
+        "add-member",
+        str(project["id"]),
+        str(bob["id"]),
+        "--role",
+        "editor",
+        *data,
+    )
+    token = _run("admin", "user", "token", str(bob["id"]), *data)
+    assert isinstance(token, dict)
+    naturali = Naturali(Settings(data_dir=tmp_path))
+    user = naturali.auth.authenticate(str(token["token"]))
+    assert user.id == bob["id"]
+    assert naturali.auth.require(user, str(project["id"]), "write").role == "editor"
+    listed = _run("admin", "project", "list", "--user", str(bob["id"]), *data)
+    assert listed == [{"id": project["id"], "name": "docs", "role": "editor"}]
+    naturali.close()
+
+
+def test_admin_errors_exit_non_zero(tmp_path: Path) -> None:
+    data = ["--data-dir", str(tmp_path)]
+    result = runner.invoke(app, ["admin", "project", "create", "x", "--owner", "user_nope", *data])
+    assert result.exit_code != 0 and "user_nope" in result.output
+    alice = _run("admin", "user", "create", "alice", *data)
+    assert isinstance(alice, dict)
+    project = _run("admin", "project", "create", "p", "--owner", str(alice["id"]), *data)
+    assert isinstance(project, dict)
+    bad_role = runner.invoke(
+        app,
+        [
+            "admin",
+            "project",
+            "add-member",
+            str(project["id"]),
+            str(alice["id"]),
+            "--role",
+            "god",
+            *data,
+        ],
+    )
+    assert bad_role.exit_code == 2 and "role" in bad_role.output
