@@ -172,3 +172,59 @@ def test_readme_examples_run(server: Server, tmp_path: Path) -> None:
     )
     assert sdk.returncode == 0, sdk.stderr
     assert "400 invalid_value limit" in sdk.stdout
+
+
+def test_cli_knowledge_commands(server: Server) -> None:
+    from records_vault import write
+
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        project = client.projects.create(name="records-cli").id
+        store = client.memory_stores.create(project_id=project, name="kb").id
+    vault = server.data_dir / "stores" / store / "vault"
+    write(
+        vault,
+        "org_acme",
+        "Acme builds anvils.",
+        kind="page",
+        type="organization",
+        title="Acme",
+        aliases=["Acme Corp"],
+    )
+    write(
+        vault,
+        "clm_old",
+        "Acme pays in thirty days.",
+        lifecycle="superseded",
+        superseded_by="clm_new",
+    )
+    write(vault, "clm_new", "Acme pays in sixty days.", supersedes="clm_old")
+    common = ["--project-id", project, "--store-id", store]
+    grep = _cli(server, "knowledge", "grep", "thirty days", *common)
+    assert grep.returncode == 0, grep.stderr
+    assert "clm_new" in grep.stdout and "via clm_old" in grep.stdout
+    raw = _cli(server, "knowledge", "grep", "anvils", "--json", *common)
+    import json
+
+    assert json.loads(raw.stdout)["hits"][0]["citation"]["id"] == "org_acme"
+    found = _cli(server, "knowledge", "lookup", "acme corp", *common)
+    assert found.stdout.splitlines()[0] == "found" and "org_acme" in found.stdout
+    inventory = json.loads(_cli(server, "knowledge", "records", "--json", *common).stdout)
+    assert [r["id"] for r in inventory["records"]] == ["clm_new", "org_acme"]
+    one = _cli(server, "knowledge", "record", "clm_new", *common)
+    assert one.returncode == 0 and "sixty days" in one.stdout
+    bad = _cli(server, "knowledge", "grep", "x", "--limit", "99", *common)
+    assert bad.returncode != 0 and "limit" in bad.stderr
+
+
+def test_every_cli_command_is_documented() -> None:
+    import typer.main
+
+    from naturali.cli.main import app
+
+    readme = (ROOT / "README.md").read_text()
+    group = typer.main.get_group(app)
+    for name, command in group.commands.items():
+        sub = getattr(command, "commands", None)
+        names = [f"{name} {s}" for s in sub] if sub else [name]
+        for full in names:
+            assert f"naturali {full}" in readme, f"naturali {full} is not in the README"

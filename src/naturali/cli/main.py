@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from naturali.cli import admin
+from naturali.cli import admin, knowledge
 from naturali.cli.ingest import ingest
 from naturali.cli.search import search_knowledge
 from naturali.cli.serve import serve
@@ -18,6 +18,7 @@ app.command()(serve)
 app.command()(ingest)
 app.command("search-knowledge")(search_knowledge)
 app.add_typer(admin.app, name="admin")
+app.add_typer(knowledge.app, name="knowledge")
 
 
 if __name__ == "__main__":

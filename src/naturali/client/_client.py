@@ -189,9 +189,33 @@ class MemoryStores(_Resource):
         return Memory.model_validate(self._call("POST", url, json=body))
 
 
+class Records(_Resource):
+    """The records tools of one memory store (complete responses, as the HTTP API returns)."""
+
+    def _url(self, project_id: str, memory_store_id: str) -> str:
+        return f"/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge"
+
+    def grep(self, *, project_id: str, memory_store_id: str, query: str, **params: Any) -> Any:
+        body = _clean({"query": query, **params})
+        return self._call("POST", self._url(project_id, memory_store_id) + "/grep", json=body)
+
+    def lookup(self, *, project_id: str, memory_store_id: str, query: str, **params: Any) -> Any:
+        body = _clean({"query": query, **params})
+        return self._call("POST", self._url(project_id, memory_store_id) + "/lookup", json=body)
+
+    def records(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
+        return self._call(
+            "POST", self._url(project_id, memory_store_id) + "/records", json=_clean(params)
+        )
+
+    def record(self, *, project_id: str, memory_store_id: str, record_id: str) -> Any:
+        url = self._url(project_id, memory_store_id) + f"/records/{record_id}"
+        return self._call("GET", url)
+
+
 class Client:
     """``Client(base_url, token)``; resources: ``knowledge``, ``projects``, ``documents``,
-    ``memory_stores``."""
+    ``memory_stores``, ``records``."""
 
     def __init__(
         self,
@@ -211,6 +235,7 @@ class Client:
         self.projects = Projects(self._http)
         self.documents = Documents(self._http)
         self.memory_stores = MemoryStores(self._http)
+        self.records = Records(self._http)
 
     def close(self) -> None:
         self._http.close()

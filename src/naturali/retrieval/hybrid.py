@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,28 +28,30 @@ class Ranked:
 def rank(
     index: ProjectIndex,
     mask: npt.NDArray[np.bool_],
-    query_vector: npt.NDArray[np.float32],
+    query_vector: Callable[[], npt.NDArray[np.float32]],
     query_terms: list[str],
     limit: int,
     min_similarity: float | None = None,
     legs: Legs = "hybrid",
     fuse: Literal["blend", "rrf"] = "blend",
 ) -> list[Ranked]:
+    """``query_vector`` is asked for only after the lexical leg has run, so the caller can
+    embed the query concurrently with it."""
     rows = np.flatnonzero(mask)
     if rows.size == 0:
         return []
-    similarity = _cosine(index, mask, rows, query_vector)
     pool = max(CANDIDATES_PER_LEG, limit)
-    vector_candidates = np.empty(0, np.int64)
-    if legs != "lexical":
-        eligible = rows if min_similarity is None else rows[similarity[rows] >= min_similarity]
-        vector_candidates = _top(eligible, similarity[eligible], pool)
     lexical = np.zeros(0, np.float32)
     lexical_candidates = np.empty(0, np.int64)
     if legs != "vector":
         lexical = index.lexical.score(query_terms, mask, int(rows.size))
-        hits = rows[lexical[rows] > 0]
+        hits = np.flatnonzero(lexical > 0)  # zero outside the mask
         lexical_candidates = _top(hits, lexical[hits], pool)
+    similarity = _cosine(index, mask, rows, query_vector())
+    vector_candidates = np.empty(0, np.int64)
+    if legs != "lexical":
+        eligible = rows if min_similarity is None else rows[similarity[rows] >= min_similarity]
+        vector_candidates = _top(eligible, similarity[eligible], pool)
     if legs == "vector":
         fused, candidates = similarity[vector_candidates], vector_candidates
     elif legs == "lexical":

@@ -53,9 +53,16 @@ class ProjectIndex:
     lexical: LexicalIndex = field(default_factory=LexicalIndex)
     owner_attrs: dict[int, OwnerAttrs] = field(default_factory=dict)
 
+    _owner_sources: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
+
     def owner_sources(self) -> npt.NDArray[np.int8]:
-        """Source of each owner code (DOCUMENT or MEMORY), for filter-free masks."""
-        return np.array([0 if k.startswith("d:") else 1 for k in self.owner_keys], np.int8)
+        """Source of each owner code (DOCUMENT or MEMORY), for filter-free masks; extended
+        only when owners were added."""
+        known = len(self._owner_sources)
+        if known < len(self.owner_keys):
+            extra = [0 if k.startswith("d:") else 1 for k in self.owner_keys[known:]]
+            self._owner_sources = np.concatenate([self._owner_sources, np.array(extra, np.int8)])
+        return self._owner_sources
 
     @property
     def live_rows(self) -> npt.NDArray[np.bool_]:

@@ -8,6 +8,7 @@ is never stored or logged.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -65,6 +66,9 @@ def participation(request: SearchRequest) -> Participation:
     return Participation(documents, memories)
 
 
+_EMBEDDING_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="naturali-embed")
+
+
 class Search:
     def __init__(
         self,
@@ -96,19 +100,23 @@ class Search:
             for store in stores.values():
                 if request.memory_store_ids is None or store.id in request.memory_store_ids:
                     self._memories.reconcile(store)
-        query_vector = (
-            self._embedder().embed([request.query])[0] if request.query is not None else None
+        # The query is embedded on another thread while the index syncs and the lexical leg
+        # runs (onnxruntime releases the GIL).
+        embedding = (
+            _EMBEDDING_POOL.submit(self._embed_query, request.query)
+            if request.query is not None
+            else None
         )
         with self._indexes.synced(project_id) as index:
             mask = _mask(index, request, taking_part, stores)
-            if query_vector is None or request.query is None:
+            if embedding is None or request.query is None:
                 rows = _fetch_order(index, mask, stores)[: request.limit]
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
             else:
                 ranked = rank(
                     index,
                     mask,
-                    query_vector,
+                    embedding.result,
                     query_terms(request.query),
                     request.limit,
                     request.min_similarity,
@@ -119,7 +127,11 @@ class Search:
                 (r, int(index.seqs[r.row]), index.owner_attrs.get(int(index.owner[r.row])))
                 for r in ranked
             ]
-        return self._results(project_id, picked, stores, with_similarity=query_vector is not None)
+        return self._results(project_id, picked, stores, with_similarity=embedding is not None)
+
+    def _embed_query(self, query: str) -> npt.NDArray[np.float32]:
+        vector: npt.NDArray[np.float32] = self._embedder().embed([query])[0]
+        return vector
 
     def _results(
         self,

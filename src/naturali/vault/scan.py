@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from naturali.model import utcnow
-from naturali.vault.files import record_files
 from naturali.vault.record import Record, RecordFormatError, parse
 
 Stat = tuple[int, int, int]
@@ -76,13 +75,27 @@ class VaultScanner:
 
 
 def _stats(vault: Path) -> dict[str, Stat]:
+    """Size, mtime and inode of every record file (the change check run before each query;
+    os.scandir keeps it to one stat call per file)."""
     out: dict[str, Stat] = {}
-    for path in record_files(vault):
+    pending = [("", str(vault))]
+    while pending:
+        prefix, directory = pending.pop()
         try:
-            st = os.stat(path)
-        except FileNotFoundError:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        out[path.relative_to(vault).as_posix()] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue  # .git, temp files of atomic writes
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((prefix + entry.name + "/", entry.path))
+            elif entry.name.endswith(".md"):
+                try:
+                    st = entry.stat()
+                except FileNotFoundError:
+                    continue
+                out[prefix + entry.name] = (st.st_size, st.st_mtime_ns, st.st_ino)
     return out
 
 

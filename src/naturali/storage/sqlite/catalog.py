@@ -150,18 +150,20 @@ class SqliteStorage:
     # documents ------------------------------------------------------------------------------
     def get_document(self, project_id: str, document_id: str) -> Document | None:
         row = self._one(
-            mapping.DOC_SELECT + " WHERE d.project_id = ? AND d.id = ?", project_id, document_id
+            mapping.DOC_SELECT + " WHERE d.id = ? AND +d.project_id = ?", document_id, project_id
         )
         return mapping.document(row) if row else None
 
     def get_documents(self, project_id: str, ids: Sequence[str]) -> dict[str, Document]:
         out: dict[str, Document] = {}
         for batch in _batches(list(ids)):
+            # "+d.project_id": look documents up by primary key, not by the (project, path)
+            # index, which would scan every document of the project.
             sql = (
                 mapping.DOC_SELECT
-                + f" WHERE d.project_id = ? AND d.id IN ({_placeholders(len(batch))})"
+                + f" WHERE d.id IN ({_placeholders(len(batch))}) AND +d.project_id = ?"
             )
-            for row in self._all(sql, project_id, *batch):
+            for row in self._all(sql, *batch, project_id):
                 out[row["id"]] = mapping.document(row)
         return out
 

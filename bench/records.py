@@ -1,0 +1,112 @@
+"""The records tools at 1,000 and 10,000 records: first index, warm grep, one changed file.
+
+Vaults are written as files: pages, claims and relationships with SciFact titles and
+abstracts as bodies (varied sizes), aliases on every fifth record, and supersession chains on
+every tenth. Each size prints the first full index time (scan, parse, eligibility, FTS5
+build), knowledge_grep p50/p95 when nothing changed (the change check included), and p50/p95
+when one file changed before each query.
+
+    python bench/records.py [--sizes 1000 10000] [--queries 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from common import DATA, corpus, median, percentile, queries, service  # noqa: E402
+from naturali.service.requests import GrepRequest  # noqa: E402
+from records_vault import write  # noqa: E402
+
+KINDS = [
+    ("page", "topic"),
+    ("claim", "fact"),
+    ("claim", "decision"),
+    ("page", "person"),
+    ("relationship", "mentions"),
+]
+
+
+def build_vault(vault: Path, size: int) -> None:
+    docs = list(itertools.islice(corpus(DATA / "scifact"), size))
+    for i, doc in enumerate(docs):
+        kind, type_ = KINDS[i % len(KINDS)]
+        front: dict[str, object] = {
+            "kind": kind,
+            "type": type_,
+            "title": doc["title"][:200],
+            "tags": [f"t{i % 7}"],
+        }
+        if kind == "relationship":
+            front.update({"from": f"rec_{i - 1:05d}", "to": f"rec_{i - 2:05d}"})
+        if i % 5 == 0:
+            front["aliases"] = [" ".join(doc["title"].split()[:3])]
+        if i % 10 == 0 and i + 1 < len(docs):
+            front.update({"lifecycle": "superseded", "superseded_by": f"rec_{i + 1:05d}"})
+        write(vault, f"rec_{i:05d}", doc["text"], **front)
+
+
+def timed_grep(naturali: object, user: object, project: str, store: str, text: str) -> float:
+    started = time.perf_counter()
+    naturali.records.grep(
+        user,
+        project,
+        store,
+        GrepRequest(
+            query=text[:500],
+            mode="any",  # type: ignore[attr-defined]
+            limit=20,
+        ),
+    )
+    return (time.perf_counter() - started) * 1000
+
+
+def run(size: int, texts: list[str]) -> float:
+    naturali, user = service(Path(tempfile.mkdtemp(prefix="naturali-records-")))
+    project, _ = naturali.projects.create(user, "records")
+    store = naturali.memories.create_store(user, project.id, "kb", None)
+    vault = naturali.memories.vault(store.id)
+    build_vault(vault, size)
+    first = timed_grep(naturali, user, project.id, store.id, texts[0])
+    warm = [timed_grep(naturali, user, project.id, store.id, q) for q in texts]
+    files = sorted(vault.glob("*.md"))
+    rng = random.Random(3)
+    changed = []
+    for i, q in enumerate(texts):
+        target = rng.choice(files)
+        target.write_text(target.read_text() + f"\nedit {i}\n")
+        changed.append(timed_grep(naturali, user, project.id, store.id, q))
+    print(
+        f"{size:>6} records: first index {first / 1000:6.2f} s | warm grep p50 "
+        f"{median(warm):6.2f} ms p95 {percentile(warm, 95):6.2f} ms | one file changed p50 "
+        f"{median(changed):6.2f} ms p95 {percentile(changed, 95):6.2f} ms"
+    )
+    naturali.close()
+    return median(warm)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--queries", type=int, default=100)
+    args = parser.parse_args()
+    texts = [" ".join(q.split()[:6]) for q in list(queries(DATA / "scifact").values())]
+    texts = texts[: args.queries]
+    results = {size: run(size, texts) for size in args.sizes}
+    if len(results) >= 2:
+        small, large = min(results), max(results)
+        print(
+            f"warm grep growth {small} → {large} records: "
+            f"×{results[large] / results[small]:.2f} for ×{large / small:.0f} records"
+        )
+
+
+if __name__ == "__main__":
+    main()

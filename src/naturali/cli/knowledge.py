@@ -1,0 +1,158 @@
+"""``naturali knowledge grep|lookup|records|record``: the records tools of one memory store."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from naturali.cli.common import BaseUrl, Token, client, errors, print_json
+
+app = typer.Typer(
+    help="Keyword search, lookup and inventory over a memory store's records.", no_args_is_help=True
+)
+
+Project = Annotated[str, typer.Option("--project-id", help="Project id")]
+Store = Annotated[str, typer.Option("--store-id", help="Memory store id")]
+Kind = Annotated[str | None, typer.Option(help="page, claim or relationship")]
+Type = Annotated[str | None, typer.Option("--type", help="Ontology type (aliases expand)")]
+Tag = Annotated[str | None, typer.Option(help="Exact, case-sensitive tag")]
+Lifecycle = Annotated[str, typer.Option(help="active, superseded or all")]
+Json = Annotated[bool, typer.Option("--json", help="Print the complete response")]
+
+
+def _show(response: dict[str, Any], rows_key: str, as_json: bool) -> None:
+    if as_json:
+        print_json(response)
+        return
+    rows = response.get(rows_key) or []
+    if not rows:
+        typer.echo("no records")
+    for row in rows:
+        via = f"  (via {row['via']['id']})" if "via" in row else ""
+        typer.echo(f"{row['id']}  [{row['kind']}/{row['type']}]  {row['title']}{via}")
+        if "snippet" in row:
+            typer.echo("    " + " ".join(row["snippet"]["text"].split())[:160])
+    if response.get("nextOffset") is not None:
+        typer.echo(f"… more: --offset {response['nextOffset']}")
+    if response.get("coverage", {}).get("complete") is False:
+        typer.secho(
+            f"{len(response['coverage']['issues'])} invalid file(s) skipped",
+            err=True,
+            fg=typer.colors.YELLOW,
+        )
+
+
+@app.command()
+def grep(
+    query: str,
+    project_id: Project,
+    store_id: Store,
+    mode: Annotated[str, typer.Option(help="all, any or phrase")] = "all",
+    kind: Kind = None,
+    type_: Type = None,
+    tag: Tag = None,
+    lifecycle: Lifecycle = "active",
+    limit: Annotated[int, typer.Option(help="1–50")] = 20,
+    offset: Annotated[int, typer.Option(help="0–500")] = 0,
+    as_json: Json = False,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """Keyword search (FTS5/BM25 over title, aliases, body)."""
+    with errors(), client(base_url, token) as api:
+        response = api.records.grep(
+            project_id=project_id,
+            memory_store_id=store_id,
+            query=query,
+            mode=mode,
+            kind=kind,
+            type=type_,
+            tag=tag,
+            lifecycle=lifecycle,
+            limit=limit,
+            offset=offset,
+        )
+    _show(response, "hits", as_json)
+
+
+@app.command()
+def lookup(
+    query: str,
+    project_id: Project,
+    store_id: Store,
+    kind: Kind = None,
+    type_: Type = None,
+    tag: Tag = None,
+    lifecycle: Lifecycle = "active",
+    as_json: Json = False,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """Exact id, full title or alias: found, ambiguous or missing."""
+    with errors(), client(base_url, token) as api:
+        response = api.records.lookup(
+            project_id=project_id,
+            memory_store_id=store_id,
+            query=query,
+            kind=kind,
+            type=type_,
+            tag=tag,
+            lifecycle=lifecycle,
+        )
+    if not as_json:
+        typer.echo(response["status"])
+    _show(response, "hits", as_json)
+
+
+@app.command()
+def records(
+    project_id: Project,
+    store_id: Store,
+    kind: Kind = None,
+    type_: Type = None,
+    tag: Tag = None,
+    lifecycle: Lifecycle = "active",
+    limit: Annotated[int, typer.Option(help="1–500")] = 100,
+    offset: Annotated[int, typer.Option()] = 0,
+    as_json: Json = False,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """The exhaustive inventory of available records."""
+    with errors(), client(base_url, token) as api:
+        response = api.records.records(
+            project_id=project_id,
+            memory_store_id=store_id,
+            kind=kind,
+            type=type_,
+            tag=tag,
+            lifecycle=lifecycle,
+            limit=limit,
+            offset=offset,
+        )
+    _show(response, "records", as_json)
+
+
+@app.command()
+def record(
+    record_id: str,
+    project_id: Project,
+    store_id: Store,
+    as_json: Json = False,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """One record whole, with all its evidence."""
+    with errors(), client(base_url, token) as api:
+        response = api.records.record(
+            project_id=project_id, memory_store_id=store_id, record_id=record_id
+        )
+    if as_json:
+        print_json(response)
+        return
+    typer.echo(
+        f"{response['id']}  r{response['revision']}  {response['path']}  "
+        f"sha256 {response['sha256']}"
+    )
+    typer.echo(f"{response['title']}\n\n{response['body']}")
