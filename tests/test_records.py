@@ -412,3 +412,25 @@ def test_other_members_and_stores(vault: Vault) -> None:
     assert_error(r, 404)
     wrong = f"/v1/projects/{vault.project}/memory_stores/mstore_nope/knowledge/grep"
     assert_error(vault.api.post(wrong, json={"query": "x"}), 404, "memory_store_not_found")
+
+
+def test_edits_are_seen_without_inotify(vault: Vault) -> None:
+    """Where inotify is unavailable the scanner stats every file instead."""
+    vault.write("clm_w", "first wording about puffins")
+    assert vault.ids("puffins") == ["clm_w"]
+    scanner = vault.api.naturali.stores.context(vault.store).scanner
+    scanner._watch._libc = None  # as on a system without inotify
+    scanner._watch.close()
+    vault.write("clm_w", "second wording about gannets")
+    assert vault.ids("gannets") == ["clm_w"]
+    vault.write("clm_v", "more gannets", name="sub/dir/clm_v.md")
+    assert set(vault.ids("gannets")) == {"clm_w", "clm_v"}
+
+
+def test_new_subfolders_are_watched(vault: Vault) -> None:
+    vault.write("clm_a", "terns nest on cliffs")
+    assert vault.ids("terns") == ["clm_a"]
+    vault.write("clm_b", "terns dive", name="deep/er/clm_b.md")
+    assert set(vault.ids("terns")) == {"clm_a", "clm_b"}
+    vault.write("clm_b", "now about skuas", name="deep/er/clm_b.md")
+    assert vault.ids("terns") == ["clm_a"] and vault.ids("skuas") == ["clm_b"]

@@ -3,6 +3,7 @@ safeguards, which are not (withdrawal and supersession guards)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -38,11 +39,16 @@ class StateStore(Protocol):
         ...
 
     def reconcile(
-        self, scope: str, table: Table, rows: list[ProjectionRow], fingerprint: str
+        self,
+        scope: str,
+        table: Table,
+        wanted: Mapping[str, str],
+        load: Callable[[str], ProjectionRow],
+        fingerprint: str,
     ) -> tuple[int, str, int]:
-        """Make the projection hold exactly ``rows``: only changed hashes are re-indexed; a
-        missing table or another fingerprint is rebuilt. Returns (counter, indexed_at,
-        rows re-indexed)."""
+        """Make the projection hold exactly the records of ``wanted`` (id → content hash):
+        only changed hashes are re-indexed (``load`` gives their text); a missing table or
+        another fingerprint is rebuilt. Returns (counter, indexed_at, rows re-indexed)."""
         ...
 
     def match(self, scope: str, table: Table, expression: str) -> list[tuple[str, float]]:

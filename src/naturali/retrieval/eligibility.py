@@ -26,15 +26,12 @@ class Guard:
 class Entry:
     """A record as queries see it (guards applied, type resolved)."""
 
+    id: str
     scanned: ScannedRecord
     lifecycle: str
     superseded_by: str | None
     kind: str
     type: str
-
-    @property
-    def id(self) -> str:
-        return self.scanned.id
 
     @property
     def front(self) -> dict[str, Any]:
@@ -53,45 +50,51 @@ class Entry:
         return self.scanned.record.tags
 
 
-def _references(front: dict[str, Any]) -> set[str]:
-    refs: set[str] = set()
-    for key in ("dependencies", "entities"):
-        value = front.get(key)
-        if isinstance(value, list):
-            refs |= {str(v) for v in value}
-    for key in ("from", "to"):
-        if front.get(key) is not None:
-            refs.add(str(front[key]))
-    return refs
-
-
-def eligible(scan: Scan, guards: dict[str, Guard], ontology: Ontology) -> dict[str, Entry]:
+def eligible(
+    scan: Scan, guards: dict[str, Guard], ontology: Ontology, reuse: dict[int, Entry] | None = None
+) -> dict[str, Entry]:
+    """``reuse`` maps id(ScannedRecord) to the Entry made for it under the same guards and
+    ontology, so a scan where one file changed rebuilds one entry, not all of them."""
     entries: dict[str, Entry] = {}
     for record_id, scanned in scan.records.items():
-        record = scanned.record
-        lifecycle = record.lifecycle
-        superseded_by = record.front.get("superseded_by")
-        guard = guards.get(record_id)
-        if guard is not None and record.revision <= guard.revision:
-            lifecycle = guard.lifecycle
-            superseded_by = guard.superseded_by or superseded_by
-        if lifecycle == "withdrawn":
-            continue
-        entries[record_id] = Entry(
-            scanned,
-            lifecycle,
-            str(superseded_by) if superseded_by else None,
-            str(record.front.get("kind")),
-            ontology.resolve(str(record.front.get("type") or "")),
-        )
+        entry = reuse.get(id(scanned)) if reuse is not None else None
+        if entry is None or entry.scanned is not scanned:
+            entry = _entry(scanned, guards.get(record_id), ontology)
+            if reuse is not None and entry is not None:
+                reuse[id(scanned)] = entry
+        if entry is not None:
+            entries[record_id] = entry
+    # Drop records whose references are unavailable, until nothing changes; only records
+    # that declare references need checking.
+    referring = {i: e.scanned.references for i, e in entries.items() if e.scanned.references}
     changed = True
-    while changed:  # drop records whose references are unavailable, until nothing changes
+    while changed:
         changed = False
-        for record_id in list(entries):
-            if not _references(entries[record_id].front) <= entries.keys():
+        for record_id, refs in list(referring.items()):
+            if not refs <= entries.keys():
                 del entries[record_id]
+                del referring[record_id]
                 changed = True
     return entries
+
+
+def _entry(scanned: ScannedRecord, guard: Guard | None, ontology: Ontology) -> Entry | None:
+    record = scanned.record
+    lifecycle = record.lifecycle
+    superseded_by = record.front.get("superseded_by")
+    if guard is not None and record.revision <= guard.revision:
+        lifecycle = guard.lifecycle
+        superseded_by = guard.superseded_by or superseded_by
+    if lifecycle == "withdrawn":
+        return None
+    return Entry(
+        scanned.id,
+        scanned,
+        lifecycle,
+        str(superseded_by) if superseded_by else None,
+        str(record.front.get("kind")),
+        ontology.resolve(str(record.front.get("type") or "")),
+    )
 
 
 def current_of(entry: Entry, entries: dict[str, Entry]) -> Entry | None:

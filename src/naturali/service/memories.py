@@ -7,8 +7,6 @@ holds the memory and the next reconcile indexes it, so nothing is lost.
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -255,62 +253,30 @@ class Memories:
 
     # reconcile ------------------------------------------------------------------------------
     def reconcile(self, store: MemoryStore) -> ReconcileReport:
-        """Bring the catalog in line with the vault: re-chunk and re-embed only records whose
-        file changed (stat first, then content hash); drop records that left or stopped being
-        active; skip (and report) files that are not valid records or share an id."""
+        """Bring the catalog in line with the vault, through the same scan and eligibility as
+        the records tools: re-chunk and re-embed only records whose content hash changed, drop
+        records that left, stopped being active or became ineligible (guards included)."""
+        view = self._stores.context(store.id).view()
+        active = {i: e for i, e in view.entries.items() if e.lifecycle == "active"}
         known = self._storage.memory_hashes(store.id)
-        stats = self._storage.memory_file_stats(store.id)
-        withdrawn = {
-            g.record_id: g.revision
-            for g in self._stores.context(store.id).state.guards()
-            if g.lifecycle == "withdrawn"
-        }
-        seen: dict[str, Path] = {}
-        duplicates: set[str] = set()
-        invalid: list[str] = []
-        changed: list[Path] = []
-        unchanged = 0
-        for path in record_files(self.vault(store.id)):
-            relative = str(path.relative_to(self.vault(store.id)))
-            stat = _stat(path)
-            cached = stats.get(relative)
-            if cached is not None and cached[1] == stat:
-                memory_id = cached[0]
-                if memory_id in seen:
-                    duplicates.add(memory_id)
-                seen[memory_id] = path
-                unchanged += 1
-                continue
-            try:
-                record = parse(path.read_text("utf-8"))
-            except (RecordFormatError, UnicodeDecodeError) as exc:
-                invalid.append(f"{relative}: {exc}")
-                continue
-            if record.lifecycle != "active" or record.revision <= withdrawn.get(record.id, 0):
-                continue
-            if record.id in seen:
-                duplicates.add(record.id)
-            seen[record.id] = path
-            changed.append(path)
         indexed = 0
-        for path in changed:
-            memory_id = parse(path.read_text("utf-8")).id
-            if memory_id not in duplicates:
-                self._index_file(store, path, known.get(memory_id))
+        for record_id, entry in active.items():
+            if known.get(record_id) != entry.scanned.sha256:
+                self._index(store, entry.scanned.record, entry.scanned.sha256, entry.scanned.path)
                 indexed += 1
         removed = 0
-        for memory_id in known:
-            if memory_id not in seen or memory_id in duplicates:
-                self._storage.remove_memory(store.id, memory_id)
-                removed += 1
-        invalid += [f"duplicate id {d}" for d in sorted(duplicates)]
-        return ReconcileReport(indexed, removed, unchanged, invalid)
+        for record_id in known.keys() - active.keys():
+            self._storage.remove_memory(store.id, record_id)
+            removed += 1
+        invalid = [f"{i.path}: {i.message}" for i in view.scan.issues]
+        return ReconcileReport(indexed, removed, len(active) - indexed, invalid)
 
-    def _index_file(self, store: MemoryStore, path: Path, known_hash: str | None = None) -> Memory:
+    def _index_file(self, store: MemoryStore, path: Path) -> Memory:
         data = path.read_bytes()
-        record = parse(data.decode("utf-8"))
-        digest = content_hash(data)
-        relative = str(path.relative_to(self.vault(store.id)))
+        relative = path.relative_to(self.vault(store.id)).as_posix()
+        return self._index(store, parse(data.decode("utf-8")), content_hash(data), relative)
+
+    def _index(self, store: MemoryStore, record: Record, digest: str, relative: str) -> Memory:
         now = utcnow()
         memory = Memory(
             id=record.id,
@@ -326,9 +292,6 @@ class Memories:
                 record.front.get("updated_at") or record.front.get("recorded_at") or now
             ),
         )
-        if known_hash == digest:
-            self._storage.touch_memory_file(store.id, record.id, relative, _stat(path))
-            return memory
         embedder = self._embedder()
         drafts = chunk_pages([Page(None, record.body, 0)], embedder.count_tokens)
         vectors = embedder.embed([d.text for d in drafts]) if drafts else np.zeros((0, 1))
@@ -336,13 +299,8 @@ class Memories:
             EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
             for d, v in zip(drafts, vectors, strict=True)
         ]
-        self._storage.replace_memory(memory, relative, _stat(path), chunks, embedder.model_id)
+        self._storage.replace_memory(memory, relative, digest, chunks, embedder.model_id)
         return memory
-
-
-def _stat(path: Path) -> str:
-    st = os.stat(path)
-    return json.dumps([st.st_size, st.st_mtime_ns, st.st_ino])
 
 
 def _content(content: str) -> str:

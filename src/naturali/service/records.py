@@ -82,20 +82,22 @@ class Records:
 
     @staticmethod
     def _snapshot(scope: str, entries: list[Entry]) -> str:
-        digest = hashlib.sha256(scope.encode())
-        for entry in sorted(entries, key=lambda e: e.id):
-            digest.update(f"\0{entry.id}\0{entry.scanned.sha256}".encode())
-        return digest.hexdigest()[:32]
+        """Identifies the (id, content hash) set a query saw: an order-free sum of per-record
+        tokens (computed once per parse), so it costs one addition per record."""
+        total = sum(e.scanned.token for e in entries) & ((1 << 128) - 1)
+        return hashlib.sha256(f"{scope}:{len(entries)}:{total:032x}".encode()).hexdigest()[:32]
 
-    # knowledge_grep ----------------------------------------------------------------------------
-    def grep(
-        self, user: User, project_id: str, store_id: str, request: GrepRequest
-    ) -> dict[str, Any]:
-        ctx, view = self._open(user, project_id, store_id)
-        tokens = query_tokens(request.query)
-        filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
-        scope = filters.scope()
-        searched = [e for e in view.entries.values() if self._in_scope(e, filters)]
+    def _selection(self, view: View, filters: Filters) -> tuple[list[Entry], list[Entry], str]:
+        """The records a filter set searches, the superseded records whose chain reaches one of
+        them, and the snapshot of both; computed once per scan and filter set."""
+        key = filters.scope()
+        cached = view.selections.get(key)
+        if cached is not None:
+            return cached
+        if filters == Filters():  # the default: every active record, no per-record filter
+            searched = [e for e in view.entries.values() if e.lifecycle == "active"]
+        else:
+            searched = [e for e in view.entries.values() if self._in_scope(e, filters)]
         history: list[Entry] = []
         if filters.lifecycle == "active":
             wanted = {e.id for e in searched}
@@ -106,11 +108,24 @@ class Records:
                 and (cur := current_of(e, view.entries)) is not None
                 and cur.id in wanted
             ]
+        result = (searched, history, self._snapshot(key, searched + history))
+        view.selections[key] = result
+        return result
+
+    # knowledge_grep ----------------------------------------------------------------------------
+    def grep(
+        self, user: User, project_id: str, store_id: str, request: GrepRequest
+    ) -> dict[str, Any]:
+        ctx, view = self._open(user, project_id, store_id)
+        tokens = query_tokens(request.query)
+        filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
+        scope = filters.scope()
+        searched, history, snapshot = self._selection(view, filters)
         queried_at = utcnow()
         response: dict[str, Any] = {
             "query": request.query,
             "mode": request.mode,
-            "snapshot": self._snapshot(scope, searched + history),
+            "snapshot": snapshot,
             "coverage": self._coverage(view),
         }
         try:
@@ -134,12 +149,19 @@ class Records:
                 },
             )
             return response
-        ranked = self._rank(view, tokens, request.mode, direct, earlier)
+        ranked = self._rank(view, direct, earlier)
         page = ranked[request.offset : request.offset + request.limit]
         known = set(view.entries)
         hits = [
-            citations.complete_hit(entry, score, matches, tokens, known, via)
-            for entry, score, matches, via in page
+            citations.complete_hit(
+                entry,
+                score,
+                ["superseded"] if via else fields_matched(entry, tokens, request.mode),
+                tokens,
+                known,
+                via,
+            )
+            for entry, score, via in page
         ]
         end = request.offset + len(page)
         response.update(
@@ -156,29 +178,24 @@ class Records:
         )
         return response
 
+    @staticmethod
     def _rank(
-        self,
-        view: View,
-        tokens: list[str],
-        mode: Any,
-        direct: list[tuple[str, float]],
-        earlier: list[tuple[str, float]],
-    ) -> list[tuple[Entry, float | None, list[str], Entry | None]]:
+        view: View, direct: list[tuple[str, float]], earlier: list[tuple[str, float]]
+    ) -> list[tuple[Entry, float | None, Entry | None]]:
         """Direct matches by BM25 then id; then the current replacements of matching
         superseded records, by the earlier record's BM25 then id, each record once."""
-        out: list[tuple[Entry, float | None, list[str], Entry | None]] = []
+        out: list[tuple[Entry, float | None, Entry | None]] = []
         seen: set[str] = set()
         for record_id, score in direct:
-            entry = view.entries[record_id]
             seen.add(record_id)
-            out.append((entry, score, fields_matched(entry, tokens, mode), None))
+            out.append((view.entries[record_id], score, None))
         for record_id, _ in earlier:
             old = view.entries[record_id]
             current = current_of(old, view.entries)
             if current is None or current.id in seen:
                 continue
             seen.add(current.id)
-            out.append((current, None, ["superseded"], old))
+            out.append((current, None, old))
         return out
 
     def _reconcile(
@@ -191,13 +208,15 @@ class Records:
         cached = self._reconciled.get(key)
         if stored is not None and cached == (id(view.scan), view.guards_version, stored[0]):
             return stored[1]
-        rows = [
-            ProjectionRow(
+        wanted = {e.id: e.scanned.sha256 for e in entries}
+
+        def load(record_id: str) -> ProjectionRow:
+            e = view.entries[record_id]
+            return ProjectionRow(
                 e.id, e.scanned.sha256, e.title, "\n".join(e.aliases), e.scanned.record.body
             )
-            for e in entries
-        ]
-        counter, indexed_at, _ = ctx.state.reconcile(scope, table, rows, FINGERPRINT)
+
+        counter, indexed_at, _ = ctx.state.reconcile(scope, table, wanted, load, FINGERPRINT)
         self._reconciled[key] = (id(view.scan), view.guards_version, counter)
         return indexed_at
 

@@ -23,6 +23,8 @@ class View:
     entries: dict[str, Entry]
     ontology: Ontology
     guards_version: int
+    # Per filter set: (searched, history, snapshot) — see Records._selection.
+    selections: dict[str, tuple[list[Entry], list[Entry], str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -31,6 +33,8 @@ class StoreContext:
     scanner: VaultScanner
     state: StateStore
     _cache: tuple[int, int, View] | None = None
+    # Entries by id(ScannedRecord), valid for one guards version and ontology.
+    _entries: tuple[int, Ontology | None, dict[int, Entry]] = (-1, None, {})
     _ontology: tuple[float, Ontology] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -51,7 +55,13 @@ class StoreContext:
                 g.record_id: Guard(g.revision, g.lifecycle, g.superseded_by)
                 for g in self.state.guards()
             }
-            view = View(scan, eligible(scan, guards, ontology), ontology, version)
+            if self._entries[0] != version or self._entries[1] is not ontology:
+                self._entries = (version, ontology, {})
+            reuse = self._entries[2]
+            live = {id(r) for r in scan.records.values()}
+            for stale in reuse.keys() - live:
+                del reuse[stale]  # scanned records that left: their ids may be reused
+            view = View(scan, eligible(scan, guards, ontology, reuse), ontology, version)
             self._cache = (id(scan), version, view)
             return view
 
@@ -91,10 +101,12 @@ class StoreRegistry:
         with self._lock:
             ctx = self._contexts.pop(store_id, None)
         if ctx is not None:
+            ctx.scanner.close()
             ctx.state.close()
 
     def close(self) -> None:
         with self._lock:
             for ctx in self._contexts.values():
+                ctx.scanner.close()
                 ctx.state.close()
             self._contexts.clear()

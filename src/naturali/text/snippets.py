@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from naturali.text.tokens import fold
+from naturali.text.tokens import fold_char
 
 MAX_UNITS = 480
 LARGE_BODY = 64 * 1024
@@ -42,21 +42,28 @@ class Snippet:
 
 def find(text: str, tokens: list[str]) -> int | None:
     """Character index of the first token found in ``text`` (case/diacritic-insensitive)."""
-    folded = _folded_with_map(text)
+    folded, source = _folded_with_map(text)
     best: int | None = None
     for token in tokens:
-        at = _find_word(folded[0], token)
-        if at is not None and (best is None or folded[1][at] < best):
-            best = folded[1][at]
+        at = _find_word(folded, token)
+        if at is not None:
+            position = source[at] if source is not None else at
+            best = position if best is None else min(best, position)
     return best
 
 
-def _folded_with_map(text: str) -> tuple[str, list[int]]:
-    """``fold(text)`` plus, per folded character, the index of its source character."""
+def _folded_with_map(text: str) -> tuple[str, list[int] | None]:
+    """``fold(text)`` plus, per folded character, the index of its source character (None
+    when folding maps one character to one, as it almost always does)."""
+    if text.isascii():
+        return text.lower(), None
+    table = {ord(c): fold_char(c) for c in set(text)}
+    if all(len(f) == 1 for f in table.values()):
+        return text.translate(table), None
     chars: list[str] = []
     source: list[int] = []
     for i, c in enumerate(text):
-        f = fold(c)
+        f = table[ord(c)]
         chars.append(f)
         source.extend([i] * len(f))
     return "".join(chars), source
@@ -95,6 +102,9 @@ def make(field: str, text: str, at: int | None, line_offset: int = 0) -> Snippet
 
 
 def _take_units(text: str, limit: int) -> str:
+    head = text[:limit]
+    if utf16_len(head) <= limit:
+        return head  # no characters outside the BMP: one unit each
     units = 0
     for i, c in enumerate(text):
         units += 2 if ord(c) > 0xFFFF else 1

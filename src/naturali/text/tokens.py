@@ -147,8 +147,16 @@ STOPWORDS = frozenset(
 
 def fold(text: str) -> str:
     """Case- and diacritic-insensitive form of ``text``."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+    if text.isascii():
+        return text.lower()
+    return text.translate({ord(c): fold_char(c) for c in set(text)})
+
+
+@lru_cache(maxsize=65536)
+def fold_char(c: str) -> str:
+    """One character without its diacritics, lowercased (NFKD, combining marks dropped)."""
+    decomposed = unicodedata.normalize("NFKD", c)
+    return "".join(x for x in decomposed if not unicodedata.combining(x)).lower()
 
 
 def words(text: str) -> list[str]:

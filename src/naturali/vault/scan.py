@@ -9,9 +9,11 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from naturali.model import utcnow
 from naturali.vault.record import Record, RecordFormatError, parse
+from naturali.vault.watch import VaultWatch
 
 Stat = tuple[int, int, int]
 
@@ -32,10 +34,28 @@ class ScannedRecord:
     sha256: str
     text: str
     body_line: int  # zero-based line where the body starts (front matter lines before it)
+    id: str = ""
+    references: frozenset[str] = frozenset()  # declared dependencies, endpoints, entities
+    token: int = 0  # 128 bits of sha256(id, content hash), summed into snapshots
 
-    @property
-    def id(self) -> str:
-        return self.record.id
+    def __post_init__(self) -> None:
+        # Computed once per parse: queries read these for every record.
+        object.__setattr__(self, "id", self.record.id)
+        object.__setattr__(self, "references", frozenset(_references(self.record.front)))
+        digest = hashlib.sha256(f"{self.id}\0{self.sha256}".encode()).digest()
+        object.__setattr__(self, "token", int.from_bytes(digest[:16], "big"))
+
+
+def _references(front: dict[str, Any]) -> set[str]:
+    refs: set[str] = set()
+    for key in ("dependencies", "entities"):
+        value = front.get(key)
+        if isinstance(value, list):
+            refs |= {str(v) for v in value}
+    for key in ("from", "to"):
+        if front.get(key) is not None:
+            refs.add(str(front[key]))
+    return refs
 
 
 @dataclass
@@ -54,24 +74,88 @@ class VaultScanner:
         self._lock = threading.Lock()
         self._files: dict[str, tuple[Stat, ScannedRecord | Issue]] = {}
         self._last: Scan | None = None
+        self._watch = VaultWatch(vault)
+        # Kept in step file by file, so a scan where one file changed costs little.
+        self._paths_by_id: dict[str, set[str]] = {}
+        self._unique: dict[str, ScannedRecord] = {}
+        self._invalid: dict[str, Issue] = {}
 
     def scan(self) -> Scan:
         with self._lock:
-            stats = _stats(self.vault)
+            stats = self._current_stats()
             if self._last is not None and stats == self._last.stats:
                 return self._last
-            parsed: dict[str, ScannedRecord | Issue] = {}
+            for gone in self._files.keys() - stats.keys():
+                self._drop(gone)
             for relative, stat in stats.items():
                 cached = self._files.get(relative)
-                if cached is not None and cached[0] == stat:
-                    parsed[relative] = cached[1]
-                else:
-                    parsed[relative] = _read(self.vault, relative)
-                    self._files[relative] = (stat, parsed[relative])
-            for gone in set(self._files) - set(stats):
-                del self._files[gone]
-            self._last = _assemble(parsed, stats)
+                if cached is None or cached[0] != stat:
+                    self._drop(relative)
+                    self._add(relative, stat, _read(self.vault, relative))
+            self._last = Scan(dict(self._unique), self._issues(), utcnow(), stats)
             return self._last
+
+    def _add(self, relative: str, stat: Stat, item: ScannedRecord | Issue) -> None:
+        self._files[relative] = (stat, item)
+        if isinstance(item, Issue):
+            self._invalid[relative] = item
+            return
+        paths = self._paths_by_id.setdefault(item.id, set())
+        paths.add(relative)
+        if len(paths) == 1:
+            self._unique[item.id] = item
+        else:
+            self._unique.pop(item.id, None)
+
+    def _drop(self, relative: str) -> None:
+        old = self._files.pop(relative, None)
+        if old is None:
+            return
+        item = old[1]
+        if isinstance(item, Issue):
+            self._invalid.pop(relative, None)
+            return
+        paths = self._paths_by_id[item.id]
+        paths.discard(relative)
+        self._unique.pop(item.id, None)
+        if not paths:
+            del self._paths_by_id[item.id]
+        elif len(paths) == 1:
+            remaining = self._files[next(iter(paths))][1]
+            assert isinstance(remaining, ScannedRecord)
+            self._unique[item.id] = remaining
+
+    def _issues(self) -> list[Issue]:
+        issues = list(self._invalid.values())
+        for record_id, paths in self._paths_by_id.items():
+            if len(paths) > 1:
+                listed = ", ".join(sorted(paths))
+                issues += [Issue(p, f"duplicate id {record_id!r} (in {listed})") for p in paths]
+        return sorted(issues, key=lambda i: (i.path, i.message))
+
+    def _current_stats(self) -> dict[str, Stat]:
+        """Stats of every record file: from the last scan plus the files inotify saw change,
+        or from a full stat scan when the watch cannot say."""
+        touched = self._watch.changes() if self._last is not None else None
+        if touched is None:
+            self._watch.start()  # armed before the full scan, so nothing falls between
+            return _stats(self.vault)
+        if not touched:
+            return self._last.stats if self._last is not None else {}
+        stats = dict(self._last.stats) if self._last is not None else {}
+        for relative in touched:
+            if not relative.endswith(".md") or relative.rsplit("/", 1)[-1].startswith("."):
+                continue
+            try:
+                st = os.stat(self.vault / relative)
+            except FileNotFoundError:
+                stats.pop(relative, None)
+                continue
+            stats[relative] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        return stats
+
+    def close(self) -> None:
+        self._watch.close()
 
 
 def _stats(vault: Path) -> dict[str, Stat]:
@@ -112,20 +196,3 @@ def _read(vault: Path, relative: str) -> ScannedRecord | Issue:
         return Issue(relative, f"unreadable: {exc.strerror}")
     body_line = text[: len(text) - len(record.body)].count("\n")
     return ScannedRecord(record, relative, hashlib.sha256(data).hexdigest(), text, body_line)
-
-
-def _assemble(parsed: dict[str, ScannedRecord | Issue], stats: dict[str, Stat]) -> Scan:
-    issues = [item for item in parsed.values() if isinstance(item, Issue)]
-    by_id: dict[str, list[ScannedRecord]] = {}
-    for item in parsed.values():
-        if isinstance(item, ScannedRecord):
-            by_id.setdefault(item.id, []).append(item)
-    records: dict[str, ScannedRecord] = {}
-    for record_id, found in by_id.items():
-        if len(found) == 1:
-            records[record_id] = found[0]
-            continue
-        paths = ", ".join(sorted(f.path for f in found))
-        issues += [Issue(f.path, f"duplicate id {record_id!r} (in {paths})") for f in found]
-    issues.sort(key=lambda i: (i.path, i.message))
-    return Scan(records, issues, utcnow(), stats)

@@ -354,20 +354,6 @@ class SqliteStorage:
                 out[row["id"]] = mapping.memory(row)
         return out
 
-    def memory_file_stats(self, store_id: str) -> dict[str, tuple[str, str]]:
-        rows = self._all(
-            "SELECT id, file_path, file_stat FROM memories WHERE memory_store_id = ?", store_id
-        )
-        return {r["file_path"]: (r["id"], r["file_stat"]) for r in rows}
-
-    def touch_memory_file(self, store_id: str, memory_id: str, path: str, stat: str) -> None:
-        with self.db.write() as conn:
-            conn.execute(
-                "UPDATE memories SET file_path = ?, file_stat = ? "
-                "WHERE memory_store_id = ? AND id = ?",
-                (path, stat, store_id, memory_id),
-            )
-
     def get_store_memories(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
         out: dict[tuple[str, str], Memory] = {}
         for store_id, memory_id in keys:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from naturali.model import utcnow
 from naturali.ports.state import GuardRow, ProjectionRow, ProjectionUnavailable, Table
@@ -56,7 +56,7 @@ def _names(scope: str, table: Table) -> tuple[str, str]:
 class SqliteState:
     def __init__(self, path: Path) -> None:
         self.db = Database(path)
-        self._lock = threading.Lock()
+        self._rows: dict[tuple[str, Table], tuple[int, dict[str, tuple[str, int]]]] = {}
         with self.db.write() as conn:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -125,7 +125,12 @@ class SqliteState:
         return (int(row[0]), str(row[1])) if exists else None
 
     def reconcile(
-        self, scope: str, table: Table, rows: list[ProjectionRow], fingerprint: str
+        self,
+        scope: str,
+        table: Table,
+        wanted: Mapping[str, str],
+        load: Callable[[str], ProjectionRow],
+        fingerprint: str,
     ) -> tuple[int, str, int]:
         fts, ids = _names(scope, table)
         with _unavailable(), self.db.write() as conn:
@@ -141,31 +146,15 @@ class SqliteState:
                 == 2
             )
             if state is None or state[0] != fingerprint or not exists:
-                conn.execute(f"DROP TABLE IF EXISTS {fts}")
-                conn.execute(f"DROP TABLE IF EXISTS {ids}")
-                conn.execute(
-                    f"CREATE VIRTUAL TABLE {fts} USING fts5(title, aliases, body, "
-                    "tokenize = 'unicode61 remove_diacritics 2')"
-                )
-                conn.execute(
-                    f"CREATE TABLE {ids} (rowid INTEGER PRIMARY KEY, record_id TEXT UNIQUE "
-                    "NOT NULL, content_hash TEXT NOT NULL)"
-                )
+                self._create(conn, fts, ids)
                 state = None
-            current = {
-                r[0]: (r[1], r[2])
-                for r in conn.execute(f"SELECT record_id, content_hash, rowid FROM {ids}")
-            }
-            wanted = {r.record_id: r for r in rows}
-            stale = [
-                rowid
-                for rid, (h, rowid) in current.items()
-                if rid not in wanted or wanted[rid].content_hash != h
-            ]
-            fresh = [r for r in rows if current.get(r.record_id, ("",))[0] != r.content_hash]
-            for rowid in stale:
+            current = self._current_rows(conn, scope, table, ids, state)
+            stale = [(rid, rowid) for rid, (h, rowid) in current.items() if wanted.get(rid) != h]
+            fresh = [load(rid) for rid, h in wanted.items() if current.get(rid, ("", 0))[0] != h]
+            for rid, rowid in stale:
                 conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (rowid,))
                 conn.execute(f"DELETE FROM {ids} WHERE rowid = ?", (rowid,))
+                del current[rid]
             for r in fresh:
                 cursor = conn.execute(
                     f"INSERT INTO {ids} (record_id, content_hash) VALUES (?, ?)",
@@ -175,8 +164,8 @@ class SqliteState:
                     f"INSERT INTO {fts} (rowid, title, aliases, body) VALUES (?, ?, ?, ?)",
                     (cursor.lastrowid, r.title, r.aliases, r.body),
                 )
-            changed = len(stale) + len(fresh)
-            if state is not None and not changed:
+                current[r.record_id] = (r.content_hash, int(cursor.lastrowid or 0))
+            if state is not None and not stale and not fresh:
                 return int(state[1]), str(state[2]), 0
             counter = (int(state[1]) if state else 0) + 1
             indexed_at = utcnow()
@@ -186,7 +175,34 @@ class SqliteState:
                 "indexed_at = excluded.indexed_at",
                 (scope, table, fingerprint, counter, indexed_at),
             )
+            self._rows[(scope, table)] = (counter, current)
             return counter, indexed_at, len(fresh)
+
+    @staticmethod
+    def _create(conn: sqlite3.Connection, fts: str, ids: str) -> None:
+        conn.execute(f"DROP TABLE IF EXISTS {fts}")
+        conn.execute(f"DROP TABLE IF EXISTS {ids}")
+        conn.execute(
+            f"CREATE VIRTUAL TABLE {fts} USING fts5(title, aliases, body, "
+            "tokenize = 'unicode61 remove_diacritics 2')"
+        )
+        conn.execute(
+            f"CREATE TABLE {ids} (rowid INTEGER PRIMARY KEY, record_id TEXT UNIQUE NOT NULL, "
+            "content_hash TEXT NOT NULL)"
+        )
+
+    def _current_rows(
+        self, conn: sqlite3.Connection, scope: str, table: Table, ids: str, state: Any
+    ) -> dict[str, tuple[str, int]]:
+        """The projection's (hash, rowid) per record: from memory when the stored counter
+        says nobody (no other process) changed it since we last wrote it."""
+        cached = self._rows.get((scope, table))
+        if state is not None and cached is not None and cached[0] == int(state[1]):
+            return dict(cached[1])
+        return {
+            r[0]: (r[1], r[2])
+            for r in conn.execute(f"SELECT record_id, content_hash, rowid FROM {ids}")
+        }
 
     def match(self, scope: str, table: Table, expression: str) -> list[tuple[str, float]]:
         fts, ids = _names(scope, table)
