@@ -18,6 +18,7 @@ import random
 import sys
 import tempfile
 import time
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,14 @@ def build_vault(vault: Path, size: int) -> None:
             front.update({"from": f"rec_{i - 1:05d}", "to": f"rec_{i - 2:05d}"})
         if i % 5 == 0:
             front["aliases"] = [" ".join(doc["title"].split()[:3])]
+        day = date(2020, 1, 1) + timedelta(days=i % 2000)
+        if kind == "page":
+            front["fields"] = {"occurred_at": day.isoformat()}
+        elif i % 3:
+            front["occurred_at"] = f"{day.isoformat()}T{i % 24:02d}:15:00Z"
+        front["recorded_at"] = f"{day.isoformat()}T08:00:00Z"
+        if kind == "claim":
+            front["entities"] = [f"rec_{(i // 50) * 50:05d}"]
         if i % 10 == 0 and i + 1 < len(docs):
             front.update({"lifecycle": "superseded", "superseded_by": f"rec_{i + 1:05d}"})
         write(vault, f"rec_{i:05d}", doc["text"], **front)
@@ -73,6 +82,7 @@ def run(size: int, texts: list[str]) -> float:
     first = timed_grep(naturali, user, project.id, store.id, texts[0])
     warm = [timed_grep(naturali, user, project.id, store.id, q) for q in texts]
     warm_any = [timed_grep(naturali, user, project.id, store.id, q, "any") for q in texts]
+    dated = date_queries(naturali, user, project.id, store.id, len(texts))
     files = sorted(vault.glob("*.md"))
     rng = random.Random(3)
     changed = []
@@ -86,8 +96,69 @@ def run(size: int, texts: list[str]) -> float:
         f"{median(warm_any):6.2f} p95 {percentile(warm_any, 95):6.2f}) | one file changed "
         f"p50 {median(changed):6.2f} ms p95 {percentile(changed, 95):6.2f} ms"
     )
+    for name, values in dated.items():
+        print(
+            f"{'':>15}{name:<34} p50 {median(values):6.2f} ms p95 {percentile(values, 95):6.2f} ms"
+        )
     naturali.close()
     return median(warm)
+
+
+def date_queries(
+    naturali: Any, user: Any, project: str, store: str, n: int
+) -> dict[str, list[float]]:
+    """Warm timeline and chronicle calls (the first call, which projects dates, is not
+    counted)."""
+    from naturali.service.requests import (
+        ChronicleDayRequest,
+        ChronicleSinceRequest,
+        LastSeenRequest,
+        TimelineRequest,
+    )
+
+    dates = naturali.dates
+    calls = {
+        "timeline, one year": lambda i: dates.timeline(
+            user,
+            project,
+            store,
+            TimelineRequest(since=f"{2020 + i % 5}-01-01", until=f"{2020 + i % 5}-12-31", limit=20),
+        ),
+        "timeline, entity": lambda i: dates.timeline(
+            user, project, store, TimelineRequest(entity=f"rec_{(i * 50) % 10000:05d}", limit=20)
+        ),
+        "chronicle day (week, Europe/Berlin)": lambda i: dates.chronicle_day(
+            user,
+            project,
+            store,
+            ChronicleDayRequest(
+                date=(date(2021, 1, 1) + timedelta(days=i * 7)).isoformat(),
+                week=True,
+                timeZone="Europe/Berlin",
+            ),
+        ),
+        "chronicle since (30 days)": lambda i: dates.chronicle_since(
+            user,
+            project,
+            store,
+            ChronicleSinceRequest(
+                since=(date(2021, 1, 1) + timedelta(days=i * 3)).isoformat(),
+                until=(date(2021, 1, 31) + timedelta(days=i * 3)).isoformat(),
+            ),
+        ),
+        "chronicle last seen": lambda i: dates.last_seen(
+            user, project, store, LastSeenRequest(entity=f"rec_{(i * 50) % 10000:05d}")
+        ),
+    }
+    calls["timeline, one year"](0)
+    out: dict[str, list[float]] = {}
+    for name, call in calls.items():
+        out[name] = []
+        for i in range(n):
+            started = time.perf_counter()
+            call(i)
+            out[name].append((time.perf_counter() - started) * 1000)
+    return out
 
 
 def main() -> None:

@@ -156,3 +156,132 @@ def record(
         f"sha256 {response['sha256']}"
     )
     typer.echo(f"{response['title']}\n\n{response['body']}")
+
+
+def _show_rows(response: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(response)
+        return
+    rows = response.get("rows") or []
+    if not rows:
+        typer.echo("no dated records")
+    for row in rows:
+        when = row["date"].get("local") or row["date"]["value"]
+        typer.echo(f"{when}  {row['id']}  [{row['type']}]  {row['title']}")
+    if response.get("nextOffset") is not None:
+        typer.echo(f"… more: --offset {response['nextOffset']}")
+
+
+@app.command()
+def timeline(
+    project_id: Project,
+    store_id: Store,
+    entity: Annotated[str | None, typer.Option(help="Entity id")] = None,
+    kind: Annotated[str | None, typer.Option(help="Exact record.type (decision, meeting…)")] = None,
+    time_field: Annotated[str, typer.Option("--time-field")] = "occurred_at",
+    since: Annotated[str | None, typer.Option(help="YYYY-MM-DD or ISO timestamp")] = None,
+    until: Annotated[str | None, typer.Option(help="Inclusive")] = None,
+    order: Annotated[str, typer.Option(help="asc or desc")] = "asc",
+    eligibility: Annotated[str, typer.Option(help="active or include_inactive")] = "active",
+    include_sources: Annotated[bool, typer.Option("--include-sources")] = False,
+    group: Annotated[str | None, typer.Option(help='"source" (with --entity)')] = None,
+    limit: Annotated[int, typer.Option()] = 50,
+    offset: Annotated[int, typer.Option()] = 0,
+    as_json: Json = False,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """Dated records (knowledge_timeline)."""
+    with errors(), client(base_url, token) as api:
+        response = api.records.timeline(
+            project_id=project_id,
+            memory_store_id=store_id,
+            entity=entity,
+            kind=kind,
+            timeField=time_field,
+            since=since,
+            until=until,
+            order=order,
+            eligibility=eligibility,
+            includeSources=include_sources or None,
+            group=group,
+            limit=limit,
+            offset=offset,
+        )
+    _show_rows(response, as_json)
+
+
+@app.command("chronicle-day")
+def chronicle_day(
+    day: Annotated[str, typer.Argument(metavar="DATE", help="YYYY-MM-DD")],
+    project_id: Project,
+    store_id: Store,
+    week: Annotated[bool, typer.Option("--week", help="Its Monday–Sunday week")] = False,
+    time_zone: Annotated[str, typer.Option("--time-zone", help="IANA zone")] = "UTC",
+    as_json: Json = False,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """One day or week of dated records (knowledge_chronicle_day)."""
+    with errors(), client(base_url, token) as api:
+        response = api.records.chronicle(
+            "day",
+            project_id=project_id,
+            memory_store_id=store_id,
+            date=day,
+            week=week or None,
+            timeZone=time_zone,
+        )
+    _show_rows(response, as_json)
+
+
+@app.command("chronicle-since")
+def chronicle_since(
+    since: str,
+    project_id: Project,
+    store_id: Store,
+    until: Annotated[str | None, typer.Option()] = None,
+    entity: Annotated[str | None, typer.Option()] = None,
+    as_json: Json = False,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """Occurrence-time range, oldest first (knowledge_chronicle_since)."""
+    with errors(), client(base_url, token) as api:
+        response = api.records.chronicle(
+            "since",
+            project_id=project_id,
+            memory_store_id=store_id,
+            since=since,
+            until=until,
+            entity=entity,
+        )
+    _show_rows(response, as_json)
+
+
+@app.command("last-seen")
+def last_seen(
+    entity: str,
+    project_id: Project,
+    store_id: Store,
+    on_or_before: Annotated[str | None, typer.Option("--on-or-before")] = None,
+    as_json: Json = False,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """Latest dated context for an entity (knowledge_chronicle_last_seen)."""
+    with errors(), client(base_url, token) as api:
+        response = api.records.chronicle(
+            "last_seen",
+            project_id=project_id,
+            memory_store_id=store_id,
+            entity=entity,
+            occurredOnOrBefore=on_or_before,
+        )
+    if as_json:
+        print_json(response)
+    elif response["lastSeen"] is None:
+        typer.echo("not seen")
+    else:
+        row = response["lastSeen"]
+        typer.echo(f"{row['date']['value']}  {row['id']}  {row['title']}")

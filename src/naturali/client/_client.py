@@ -208,6 +208,16 @@ class Records(_Resource):
             "POST", self._url(project_id, memory_store_id) + "/records", json=_clean(params)
         )
 
+    def timeline(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
+        return self._call(
+            "POST", self._url(project_id, memory_store_id) + "/timeline", json=_clean(params)
+        )
+
+    def chronicle(self, which: str, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
+        """``which``: "day", "since" or "last_seen"."""
+        url = self._url(project_id, memory_store_id) + f"/chronicle/{which}"
+        return self._call("POST", url, json=_clean(params))
+
     def record(self, *, project_id: str, memory_store_id: str, record_id: str) -> Any:
         url = self._url(project_id, memory_store_id) + f"/records/{record_id}"
         return self._call("GET", url)

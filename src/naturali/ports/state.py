@@ -29,7 +29,19 @@ class GuardRow:
     at: str
 
 
+@dataclass(frozen=True)
+class TemporalRow:
+    """A record's structured dates and entity associations, as projected for date queries."""
+
+    record_id: str
+    content_hash: str
+    dates: tuple[tuple[str, int, int, bool], ...]  # field, start_us, end_us, date_only
+    entities: tuple[tuple[str, str], ...]  # entity id, via
+
+
 class StateStore(Protocol):
+    """Keyword projections and guards (below) plus the temporal projections (TemporalStore)."""
+
     def guards_version(self) -> int: ...
     def guards(self) -> list[GuardRow]: ...
     def add_guard(self, guard: GuardRow) -> None: ...
@@ -55,6 +67,16 @@ class StateStore(Protocol):
         """Record ids matching an FTS5 expression with their BM25 score (higher is better),
         best first, then by id."""
         ...
+
+    def reconcile_temporal(
+        self, wanted: Mapping[str, str], load: Callable[[str], TemporalRow], fingerprint: str
+    ) -> tuple[int, str]: ...
+
+    def temporal_range(
+        self, field: str, start: int | None, end: int | None, entity: str | None
+    ) -> list[tuple[str, int, int]]: ...
+
+    def entity_records(self, entity: str) -> dict[str, str]: ...
 
     def close(self) -> None: ...
 

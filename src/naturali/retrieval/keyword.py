@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from naturali.errors import InvalidRequest
+from naturali.retrieval.dates import record_dates
 from naturali.retrieval.eligibility import Entry
 from naturali.text.tokens import words
 
@@ -56,6 +57,9 @@ class Filters:
     type: str | None = None  # canonical (aliases resolved by the caller)
     tag: str | None = None
     lifecycle: Lifecycle = "active"
+    time_field: str = "occurred_at"
+    since: int | None = None  # microseconds, inclusive
+    until: int | None = None  # microseconds, exclusive
 
     def scope(self) -> str:
         """The projection key: filters apply before corpus statistics, so each filter set has
@@ -69,7 +73,12 @@ class Filters:
             return False
         if self.type is not None and entry.type != self.type:
             return False
-        return self.tag is None or self.tag in entry.tags
+        if self.tag is not None and self.tag not in entry.tags:
+            return False
+        if self.since is None and self.until is None:
+            return True
+        when = record_dates(entry.kind, entry.front).get(self.time_field)
+        return when is not None and when.overlaps(self.since, self.until)
 
 
 def fields_matched(entry: Entry, tokens: list[str], mode: Mode) -> list[str]:

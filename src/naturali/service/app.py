@@ -15,6 +15,7 @@ from naturali.ports.embedder import Embedder
 from naturali.ports.storage import Storage
 from naturali.retrieval.index import IndexRegistry
 from naturali.service.auth import Auth
+from naturali.service.dates import Dates
 from naturali.service.documents import Documents
 from naturali.service.memories import Memories
 from naturali.service.projects import Projects, Users
@@ -47,6 +48,7 @@ class Naturali:
         self.stores = StoreRegistry(data_dir / "stores", SqliteState)
         self.memories = Memories(self.storage, self.auth, self.embedder, self.stores)
         self.records = Records(self.storage, self.auth, self.stores)
+        self.dates = Dates(self.records)
         self.indexes = IndexRegistry(self.storage, lambda: self.embedder().dimension)
         self.search = Search(self.storage, self.auth, self.embedder, self.indexes, self.memories)
 

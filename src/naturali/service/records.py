@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from dataclasses import replace
 from typing import Any
 
 from naturali.errors import InvalidRequest, NotFound
@@ -16,6 +17,7 @@ from naturali.model import User, utcnow
 from naturali.ports.state import ProjectionRow, ProjectionUnavailable, Table
 from naturali.ports.storage import Storage
 from naturali.retrieval import citations
+from naturali.retrieval.dates import parse_bound
 from naturali.retrieval.eligibility import Entry, current_of
 from naturali.retrieval.keyword import (
     FINGERPRINT,
@@ -43,7 +45,7 @@ class Records:
         self._reconciled: dict[tuple[str, str, Table], tuple[int, int, int]] = {}
 
     # shared ------------------------------------------------------------------------------------
-    def _open(self, user: User, project_id: str, store_id: str) -> tuple[StoreContext, View]:
+    def open_view(self, user: User, project_id: str, store_id: str) -> tuple[StoreContext, View]:
         self._auth.require(user, project_id, "read")
         if self._storage.get_memory_store(project_id, store_id) is None:
             raise NotFound(
@@ -74,7 +76,7 @@ class Records:
         return entry.lifecycle in lifecycles and filters.accepts(entry)
 
     @staticmethod
-    def _coverage(view: View) -> dict[str, Any]:
+    def coverage(view: View) -> dict[str, Any]:
         issues = [i.to_dict() for i in view.scan.issues] + [
             {"path": "ontology.yaml", "message": m} for m in view.ontology.issues
         ]
@@ -116,9 +118,16 @@ class Records:
     def grep(
         self, user: User, project_id: str, store_id: str, request: GrepRequest
     ) -> dict[str, Any]:
-        ctx, view = self._open(user, project_id, store_id)
+        ctx, view = self.open_view(user, project_id, store_id)
         tokens = query_tokens(request.query)
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
+        if request.since is not None or request.until is not None:
+            filters = replace(
+                filters,
+                time_field=request.timeField,
+                since=parse_bound(request.since, "since", upper=False) if request.since else None,
+                until=parse_bound(request.until, "until", upper=True) if request.until else None,
+            )
         scope = filters.scope()
         searched, history, snapshot = self._selection(view, filters)
         queried_at = utcnow()
@@ -126,7 +135,7 @@ class Records:
             "query": request.query,
             "mode": request.mode,
             "snapshot": snapshot,
-            "coverage": self._coverage(view),
+            "coverage": self.coverage(view),
         }
         try:
             indexed_at = self._reconcile(ctx, view, scope, "searched", searched)
@@ -224,7 +233,7 @@ class Records:
     def lookup(
         self, user: User, project_id: str, store_id: str, request: LookupRequest
     ) -> dict[str, Any]:
-        _, view = self._open(user, project_id, store_id)
+        _, view = self.open_view(user, project_id, store_id)
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
         in_scope = [e for e in view.entries.values() if self._in_scope(e, filters)]
         by_id = [e for e in in_scope if e.id == request.query]
@@ -245,7 +254,7 @@ class Records:
                 citations.complete_hit(e, None, _lookup_fields(e, request.query, key), None, known)
                 for e in matches
             ],
-            "coverage": self._coverage(view),
+            "coverage": self.coverage(view),
             "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
         }
 
@@ -253,7 +262,7 @@ class Records:
     def records(
         self, user: User, project_id: str, store_id: str, request: RecordsRequest
     ) -> dict[str, Any]:
-        _, view = self._open(user, project_id, store_id)
+        _, view = self.open_view(user, project_id, store_id)
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
         selected = sorted(
             (e for e in view.entries.values() if self._in_scope(e, filters)), key=lambda e: e.id
@@ -266,13 +275,13 @@ class Records:
             "offset": request.offset,
             "nextOffset": end if end < len(selected) else None,
             "snapshot": self._snapshot(filters.scope(), selected),
-            "coverage": self._coverage(view),
+            "coverage": self.coverage(view),
             "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
         }
 
     # knowledge_record --------------------------------------------------------------------------
     def record(self, user: User, project_id: str, store_id: str, record_id: str) -> dict[str, Any]:
-        _, view = self._open(user, project_id, store_id)
+        _, view = self.open_view(user, project_id, store_id)
         entry = view.entries.get(record_id)
         if entry is None:
             raise NotFound(

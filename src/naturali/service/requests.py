@@ -146,6 +146,11 @@ class GrepRequest(RecordFilters):
     )
     limit: int = Field(20, ge=1, le=50, description="1–50 results (default 20).")
     offset: int = Field(0, ge=0, le=500, description="0–500; follow nextOffset.")
+    timeField: Literal["occurred_at", "recorded_at", "updated_at", "due_at"] = Field(  # noqa: N815
+        "occurred_at", description="The date since/until filter on, applied before ranking."
+    )
+    since: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
+    until: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
 
 
 class LookupRequest(RecordFilters):
@@ -161,3 +166,46 @@ class RecordsRequest(RecordFilters):
 
     limit: int = Field(100, ge=1, le=500, description="1–500 records (default 100).")
     offset: int = Field(0, ge=0, description="Follow nextOffset.")
+
+
+TimeFieldName = Literal["occurred_at", "recorded_at", "updated_at", "due_at"]
+DateText = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class TimelineRequest(Strict):
+    """knowledge_timeline (spec: retrieval-and-dates.md, "Dates and Chronicle")."""
+
+    entity: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    kind: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = Field(
+        None, description="Exact record.type (decision, event, meeting…), not the record kind."
+    )
+    timeField: TimeFieldName = "occurred_at"  # noqa: N815 (the spec's name)
+    since: DateText | None = Field(None, description="YYYY-MM-DD or ISO timestamp with zone.")
+    until: DateText | None = Field(None, description="Inclusive; a date covers its UTC day.")
+    order: Literal["asc", "desc"] = "asc"
+    eligibility: Literal["active", "include_inactive"] = "active"
+    includeSources: bool = False  # noqa: N815
+    group: Literal["source"] | None = None
+    limit: int = Field(50, ge=1, le=200)
+    offset: int = Field(0, ge=0, le=10_000)
+
+
+class ChronicleDayRequest(Strict):
+    date: DateText = Field(description="YYYY-MM-DD")
+    week: bool = Field(False, description="The Monday–Sunday week of date instead.")
+    timeZone: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "UTC"  # noqa: N815
+    limit: int = Field(100, ge=1, le=500)
+    offset: int = Field(0, ge=0, le=10_000)
+
+
+class ChronicleSinceRequest(Strict):
+    since: DateText
+    until: DateText | None = None
+    entity: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    limit: int = Field(50, ge=1, le=200)
+    offset: int = Field(0, ge=0, le=10_000)
+
+
+class LastSeenRequest(Strict):
+    entity: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    occurredOnOrBefore: DateText | None = None  # noqa: N815

@@ -11,8 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from naturali.model import utcnow
-from naturali.ports.state import GuardRow, ProjectionRow, ProjectionUnavailable, Table
+from naturali.ports.state import (
+    GuardRow,
+    ProjectionRow,
+    ProjectionUnavailable,
+    Table,
+    TemporalRow,
+)
 from naturali.storage.sqlite.connection import Database
+from naturali.storage.sqlite.temporal import TemporalProjection
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS keyword_state_v1 (
@@ -57,6 +64,7 @@ class SqliteState:
     def __init__(self, path: Path) -> None:
         self.db = Database(path)
         self._rows: dict[tuple[str, Table], tuple[int, dict[str, tuple[str, int]]]] = {}
+        self._temporal = TemporalProjection()
         with self.db.write() as conn:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -221,3 +229,20 @@ class SqliteState:
             .fetchall()
         )
         return [(str(r[0]), float(r[1])) for r in rows]
+
+    # temporal projections ----------------------------------------------------------------------
+    def reconcile_temporal(
+        self, wanted: Mapping[str, str], load: Callable[[str], TemporalRow], fingerprint: str
+    ) -> tuple[int, str]:
+        with _unavailable(), self.db.write() as conn:
+            return self._temporal.reconcile(conn, wanted, load, fingerprint)
+
+    def temporal_range(
+        self, field: str, start: int | None, end: int | None, entity: str | None
+    ) -> list[tuple[str, int, int]]:
+        with _unavailable():
+            return self._temporal.range(self.db.conn(), field, start, end, entity)
+
+    def entity_records(self, entity: str) -> dict[str, str]:
+        with _unavailable():
+            return self._temporal.entity_records(self.db.conn(), entity)

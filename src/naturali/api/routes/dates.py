@@ -1,0 +1,69 @@
+"""Dates and chronicle over HTTP (spec: retrieval-and-dates.md, "Dates and Chronicle")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from naturali.api.deps import CurrentUser, Service
+from naturali.service.requests import (
+    ChronicleDayRequest,
+    ChronicleSinceRequest,
+    LastSeenRequest,
+    TimelineRequest,
+)
+
+router = APIRouter(
+    prefix="/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge",
+    tags=["knowledge dates"],
+)
+
+
+@router.post("/timeline")
+def knowledge_timeline(
+    project_id: str,
+    memory_store_id: str,
+    body: TimelineRequest,
+    user: CurrentUser,
+    svc: Service,
+) -> dict[str, Any]:
+    """Dated records by entity, kind (exact record.type), timeField, range, order,
+    eligibility; includeSources; group "source" for an entity's timeline by source."""
+    return svc.dates.timeline(user, project_id, memory_store_id, body)
+
+
+@router.post("/chronicle/day")
+def knowledge_chronicle_day(
+    project_id: str,
+    memory_store_id: str,
+    body: ChronicleDayRequest,
+    user: CurrentUser,
+    svc: Service,
+) -> dict[str, Any]:
+    """One day, or its Monday–Sunday week, in an IANA time zone (UTC by default)."""
+    return svc.dates.chronicle_day(user, project_id, memory_store_id, body)
+
+
+@router.post("/chronicle/since")
+def knowledge_chronicle_since(
+    project_id: str,
+    memory_store_id: str,
+    body: ChronicleSinceRequest,
+    user: CurrentUser,
+    svc: Service,
+) -> dict[str, Any]:
+    """Occurrence-time range, oldest first (not "recently imported")."""
+    return svc.dates.chronicle_since(user, project_id, memory_store_id, body)
+
+
+@router.post("/chronicle/last_seen")
+def knowledge_chronicle_last_seen(
+    project_id: str,
+    memory_store_id: str,
+    body: LastSeenRequest,
+    user: CurrentUser,
+    svc: Service,
+) -> dict[str, Any]:
+    """Latest dated context for an entity at or before occurredOnOrBefore (default now)."""
+    return svc.dates.last_seen(user, project_id, memory_store_id, body)

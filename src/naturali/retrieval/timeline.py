@@ -1,0 +1,89 @@
+"""Timeline building blocks over eligible records: source events, sources, links."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from naturali.retrieval import citations
+from naturali.retrieval.dates import Interval, record_dates
+from naturali.retrieval.eligibility import Entry
+
+_LINK = re.compile(r"\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]|\]\(([^)\s]+)\)")
+
+
+@dataclass(frozen=True)
+class Hit:
+    entry: Entry
+    field: str
+    interval: Interval
+
+
+def sources_of(entry: Entry) -> list[str]:
+    value = entry.front.get("sources")
+    return [str(s) for s in value] if isinstance(value, list) else []
+
+
+def source_events_replace_meetings(hits: list[Hit]) -> list[Hit]:
+    """A claim with ``source_event: true`` stands for its source meeting on occurrence
+    timelines: the meeting page's own row gives way to it."""
+    replaced = {
+        source
+        for h in hits
+        if h.entry.kind == "claim" and h.entry.front.get("source_event") is True
+        for source in sources_of(h.entry)
+    }
+    return [h for h in hits if not (h.entry.kind == "page" and h.entry.id in replaced)]
+
+
+def links(entry: Entry, entries: dict[str, Entry]) -> list[str]:
+    found = []
+    for match in _LINK.finditer(entry.scanned.record.body):
+        target = (match.group(1) or match.group(2) or "").strip()
+        if target in entries and target not in found:
+            found.append(target)
+    return found
+
+
+def sources(entries: dict[str, Entry], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: list[str] = []
+    for row in rows:
+        entry = entries.get(row["id"])
+        for source in sources_of(entry) if entry else []:
+            if source in entries and source not in seen:
+                seen.append(source)
+        if row.get("source") and row["source"]["id"] not in seen:
+            seen.append(row["source"]["id"])
+    out = []
+    for source_id in seen:
+        entry = entries[source_id]
+        dated = record_dates(entry.kind, entry.front).get("occurred_at")
+        out.append(
+            {
+                "id": entry.id,
+                "type": entry.type,
+                "title": entry.title,
+                "date": dated.written if dated else None,
+                "summary": citations.summary(entry),
+            }
+        )
+    return out
+
+
+def dated(entries: dict[str, Entry], record_id: str) -> Interval | None:
+    entry = entries.get(record_id)
+    if entry is None:
+        return None
+    return record_dates(entry.kind, entry.front).get("occurred_at")
+
+
+def event_claims(entries: dict[str, Entry], source: str) -> list[Entry]:
+    return sorted(
+        (
+            e
+            for e in entries.values()
+            if e.kind == "claim" and e.front.get("source_event") is True and source in sources_of(e)
+        ),
+        key=lambda e: e.id,
+    )

@@ -1,0 +1,433 @@
+"""Dates and chronicle (spec: retrieval-and-dates.md, "Dates and Chronicle"): timeline,
+chronicle day / since / last seen, over the temporal projections of a store's state.sqlite."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from datetime import date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from naturali.errors import InvalidRequest
+from naturali.model import User, utcnow
+from naturali.ports.state import ProjectionUnavailable, TemporalRow
+from naturali.retrieval import citations, timeline
+from naturali.retrieval.dates import (
+    DAY_US,
+    Interval,
+    entity_links,
+    from_us,
+    parse_bound,
+    parse_record_value,
+    record_dates,
+    to_us,
+)
+from naturali.retrieval.eligibility import Entry
+from naturali.retrieval.timeline import Hit
+from naturali.service.records import Records
+from naturali.service.requests import (
+    ChronicleDayRequest,
+    ChronicleSinceRequest,
+    LastSeenRequest,
+    TimelineRequest,
+)
+from naturali.service.stores import StoreContext, View
+from naturali.vault.scan import ScannedRecord
+
+BUDGET_BYTES = 24 * 1024
+FINGERPRINT = "temporal-v1:occurred,recorded,updated,due:entities,owner,endpoints,sources,self"
+
+
+class Dates:
+    def __init__(self, records: Records) -> None:
+        self._records = records
+        self._reconciled: dict[str, tuple[int, int, int]] = {}
+        self._date_cache: dict[int, tuple[ScannedRecord, dict[str, Interval]]] = {}
+
+    # shared ------------------------------------------------------------------------------------
+    def _open(self, user: User, project_id: str, store_id: str) -> tuple[StoreContext, View]:
+        ctx, view = self._records.open_view(user, project_id, store_id)
+        self._reconcile(ctx, view)
+        return ctx, view
+
+    def _reconcile(self, ctx: StoreContext, view: View) -> None:
+        key = str(ctx.store_dir)
+        marker = (id(view.scan), view.guards_version)
+        cached = self._reconciled.get(key)
+        if cached is not None and cached[:2] == marker:
+            return
+        wanted = {e.id: e.scanned.sha256 for e in view.entries.values()}
+
+        def load(record_id: str) -> TemporalRow:
+            entry = view.entries[record_id]
+            dates = record_dates(entry.kind, entry.front)
+            links = {record_id: "self", **entity_links(entry.front)}
+            return TemporalRow(
+                record_id,
+                entry.scanned.sha256,
+                tuple((f, i.start, i.end, i.date_only) for f, i in dates.items()),
+                tuple(links.items()),
+            )
+
+        try:
+            counter, _ = ctx.state.reconcile_temporal(wanted, load, FINGERPRINT)
+        except ProjectionUnavailable as exc:
+            raise InvalidRequest(
+                f"the date index is unavailable, retry: {exc}", code="index_unavailable"
+            ) from exc
+        self._reconciled[key] = (*marker, counter)
+
+    def _dates(self, entry: Entry) -> dict[str, Interval]:
+        """A record's parsed dates, cached per parsed file."""
+        cached = self._date_cache.get(id(entry.scanned))
+        if cached is None or cached[0] is not entry.scanned:
+            if len(self._date_cache) > 200_000:
+                self._date_cache.clear()
+            cached = (entry.scanned, record_dates(entry.kind, entry.front))
+            self._date_cache[id(entry.scanned)] = cached
+        return cached[1]
+
+    @staticmethod
+    def _active(entry: Entry, include_inactive: bool, now_us: int) -> bool:
+        """Active and not expired; include_inactive adds superseded and expired (withdrawn
+        records are never in the view)."""
+        if include_inactive:
+            return True
+        if entry.lifecycle != "active":
+            return False
+        expiry = parse_record_value(entry.front.get("valid_until") or entry.front.get("expires_at"))
+        return expiry is None or expiry.end > now_us
+
+    def _hits(
+        self,
+        ctx: StoreContext,
+        view: View,
+        field: str,
+        start: int | None,
+        end: int | None,
+        entity: str | None,
+        *,
+        kind: str | None = None,
+        include_inactive: bool = False,
+    ) -> list[Hit]:
+        now_us = to_us(datetime.now().astimezone())
+        hits = []
+        for record_id, _, _ in ctx.state.temporal_range(field, start, end, entity):
+            entry = view.entries.get(record_id)
+            if entry is None or not self._active(entry, include_inactive, now_us):
+                continue
+            if kind is not None and str(entry.front.get("type") or "") != kind:
+                continue
+            interval = self._dates(entry).get(field)
+            if interval is not None:
+                hits.append(Hit(entry, field, interval))
+        if field == "occurred_at" and kind != "meeting":
+            hits = timeline.source_events_replace_meetings(hits)
+        return hits
+
+    @staticmethod
+    def _row(hit: Hit, zone: ZoneInfo | None = None) -> dict[str, Any]:
+        entry, interval = hit.entry, hit.interval
+        when: dict[str, Any] = {
+            "field": hit.field,
+            "value": interval.written,
+            "dateOnly": interval.date_only,
+            "start": _iso(interval.start),
+            "end": _iso(interval.end if interval.date_only else interval.start),
+        }
+        if zone is not None:
+            when["local"] = (
+                interval.written
+                if interval.date_only
+                else from_us(interval.start).astimezone(zone).isoformat()
+            )
+        return {
+            "id": entry.id,
+            "kind": entry.kind,
+            "type": entry.type,
+            "title": entry.title,
+            "lifecycle": entry.lifecycle,
+            "summary": citations.summary(entry),
+            "date": when,
+            "entities": sorted(entity_links(entry.front)),
+            "path": entry.scanned.path,
+            "revision": entry.scanned.record.revision,
+            "sha256": entry.scanned.sha256,
+            "citation": citations.citation(entry),
+        }
+
+    def _page(
+        self,
+        view: View,
+        items: Sequence[Any],
+        build: Callable[[Any], dict[str, Any]],
+        offset: int,
+        limit: int,
+        extra: dict[str, Any],
+        with_sources: bool = False,
+    ) -> dict[str, Any]:
+        """Rows from offset (built only for the page), as many as ``limit`` allows within the
+        24 KiB budget (at least one); then deduplicated source summaries while they fit."""
+        response: dict[str, Any] = {
+            **extra,
+            "rows": [],
+            "total": len(items),
+            "offset": offset,
+            "nextOffset": None,
+            "budgetTruncated": False,
+        }
+        response["coverage"] = self._records.coverage(view)
+        response["freshness"] = {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at}
+        size = len(json.dumps(response))
+        taken = 0
+        for item in items[offset : offset + limit]:
+            row = build(item)
+            cost = len(json.dumps(row)) + 2
+            if taken and size + cost > BUDGET_BYTES:
+                response["budgetTruncated"] = True
+                break
+            response["rows"].append(row)
+            size += cost
+            taken += 1
+        end = offset + taken
+        response["nextOffset"] = end if end < len(items) else None
+        if with_sources:
+            sources = timeline.sources(view.entries, response["rows"])
+            response["sources"] = []
+            response["sourcesTruncated"] = False
+            size += len(json.dumps({"sources": [], "sourcesTruncated": False}))
+            for source in sources:
+                cost = len(json.dumps(source)) + 2
+                if size + cost > BUDGET_BYTES:
+                    response["sourcesTruncated"] = True
+                    break
+                response["sources"].append(source)
+                size += cost
+        return response
+
+    # knowledge_timeline ------------------------------------------------------------------------
+    def timeline(
+        self, user: User, project_id: str, store_id: str, request: TimelineRequest
+    ) -> dict[str, Any]:
+        if request.group == "source":
+            if request.entity is None:
+                raise InvalidRequest(
+                    'group "source" needs an entity', code="missing_entity", param="entity"
+                )
+            if request.kind is not None:
+                raise InvalidRequest(
+                    'group "source" takes no kind filter', code="invalid_kind", param="kind"
+                )
+            if request.timeField != "occurred_at":
+                raise InvalidRequest(
+                    'group "source" uses occurrence time only',
+                    code="invalid_time_field",
+                    param="timeField",
+                )
+        start = parse_bound(request.since, "since", upper=False) if request.since else None
+        end = parse_bound(request.until, "until", upper=True) if request.until else None
+        ctx, view = self._open(user, project_id, store_id)
+        include = request.eligibility == "include_inactive"
+        params = request.model_dump_json(exclude={"offset", "limit"})
+        descending = request.order == "desc"
+        if request.group == "source":
+            assert request.entity is not None
+            rows = _source_rows(self, ctx, view, request.entity, start, end, include)
+            rows.sort(key=lambda r: (r["date"]["start"], r["id"]), reverse=descending)
+            extra = {"snapshot": _snapshot([(r["id"], r["sha256"]) for r in rows], params)}
+            return self._page(
+                view,
+                rows,
+                lambda r: r,
+                request.offset,
+                request.limit,
+                extra,
+                request.includeSources,
+            )
+        hits = self._hits(
+            ctx,
+            view,
+            request.timeField,
+            start,
+            end,
+            request.entity,
+            kind=request.kind,
+            include_inactive=include,
+        )
+        hits.sort(key=lambda h: (h.interval.start, h.entry.id), reverse=descending)
+        extra = {"snapshot": _snapshot(_pairs(hits), params)}
+        return self._page(
+            view, hits, self._row, request.offset, request.limit, extra, request.includeSources
+        )
+
+    # chronicle ---------------------------------------------------------------------------------
+    def chronicle_day(
+        self, user: User, project_id: str, store_id: str, request: ChronicleDayRequest
+    ) -> dict[str, Any]:
+        zone = _zone(request.timeZone)
+        try:
+            day = date.fromisoformat(request.date)
+        except ValueError:
+            raise InvalidRequest(
+                f"date must be a real YYYY-MM-DD, got {request.date!r}",
+                code="invalid_date",
+                param="date",
+            ) from None
+        if len(request.date) != 10:
+            raise InvalidRequest("date must be YYYY-MM-DD", code="invalid_date", param="date")
+        first = day - timedelta(days=day.weekday()) if request.week else day
+        last = first + timedelta(days=7 if request.week else 1)
+        start = to_us(datetime(first.year, first.month, first.day, tzinfo=zone))
+        end = to_us(datetime(last.year, last.month, last.day, tzinfo=zone))
+        ctx, view = self._open(user, project_id, store_id)
+        hits = self._hits(ctx, view, "occurred_at", start, end, None)
+        hits.sort(key=lambda h: (h.interval.start, h.entry.id))
+        extra = {
+            "date": request.date,
+            "week": request.week,
+            "timeZone": request.timeZone,
+            "from": first.isoformat(),
+            "to": (last - timedelta(days=1)).isoformat(),
+            "snapshot": _snapshot(
+                _pairs(hits), request.model_dump_json(exclude={"offset", "limit"})
+            ),
+        }
+        return self._page(
+            view, hits, lambda h: self._row(h, zone), request.offset, request.limit, extra
+        )
+
+    def chronicle_since(
+        self, user: User, project_id: str, store_id: str, request: ChronicleSinceRequest
+    ) -> dict[str, Any]:
+        start = parse_bound(request.since, "since", upper=False)
+        end = parse_bound(request.until, "until", upper=True) if request.until else None
+        ctx, view = self._open(user, project_id, store_id)
+        hits = self._hits(ctx, view, "occurred_at", start, end, request.entity)
+        hits.sort(key=lambda h: (h.interval.start, h.entry.id))
+        extra = {
+            "snapshot": _snapshot(
+                _pairs(hits), request.model_dump_json(exclude={"offset", "limit"})
+            )
+        }
+        return self._page(view, hits, self._row, request.offset, request.limit, extra)
+
+    def last_seen(
+        self, user: User, project_id: str, store_id: str, request: LastSeenRequest
+    ) -> dict[str, Any]:
+        bound = request.occurredOnOrBefore
+        end = (
+            parse_bound(bound, "occurredOnOrBefore", upper=True)
+            if bound
+            else to_us(datetime.now().astimezone()) + 1
+        )
+        ctx, view = self._open(user, project_id, store_id)
+        hits = [
+            h
+            for h in self._hits(ctx, view, "occurred_at", None, end, request.entity)
+            if h.entry.id != request.entity or h.entry.kind != "page"
+        ]
+        latest = max(hits, key=lambda h: (h.interval.start, h.entry.id), default=None)
+        return {
+            "entity": request.entity,
+            "occurredOnOrBefore": bound or _iso(end - 1),
+            "found": latest is not None,
+            "lastSeen": self._row(latest) if latest else None,
+            "coverage": self._records.coverage(view),
+            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
+        }
+
+
+def _iso(value: int) -> str:
+    return from_us(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidRequest(
+            f"unknown IANA time zone {name!r}", code="invalid_time_zone", param="timeZone"
+        ) from None
+
+
+def _pairs(hits: list[Hit]) -> list[tuple[str, str]]:
+    return [(h.entry.id, h.entry.scanned.sha256) for h in hits]
+
+
+def _snapshot(pairs: list[tuple[str, str]], params: str) -> str:
+    digest = hashlib.sha256(params.encode())
+    for record_id, sha in pairs:
+        digest.update(f"{record_id}:{sha};".encode())
+    return digest.hexdigest()[:32]
+
+
+def _source_rows(
+    dates: Dates,
+    ctx: StoreContext,
+    view: View,
+    entity: str,
+    start: int | None,
+    end: int | None,
+    include_inactive: bool,
+) -> list[dict[str, Any]]:
+    """group "source": one row per dated source connected to the entity by a relationship or
+    a sourced claim, dated by the source; other dated claims keep their own rows."""
+    now_us = to_us(datetime.now().astimezone())
+    linked = ctx.state.entity_records(entity)
+    notes: dict[str, Entry] = {}
+    claims: dict[str, list[Entry]] = {}
+    own_rows: list[Hit] = []
+    for record_id, via in linked.items():
+        entry = view.entries.get(record_id)
+        if entry is None or not Dates._active(entry, include_inactive, now_us):
+            continue
+        if entry.kind == "relationship" and via == "endpoint":
+            other = {str(entry.front.get("from")), str(entry.front.get("to"))} - {entity}
+            for source in other:
+                if timeline.dated(view.entries, source) is not None:
+                    notes.setdefault(source, entry)
+        elif entry.kind == "claim" and via in ("entity", "owner"):
+            claim_date = record_dates(entry.kind, entry.front).get("occurred_at")
+            placed = False
+            for source in timeline.sources_of(entry):
+                source_date = timeline.dated(view.entries, source)
+                if source_date is None:
+                    continue
+                if claim_date is not None and not claim_date.overlaps(
+                    source_date.start, source_date.end
+                ):
+                    continue  # dated outside its source's date: keeps its own row
+                claims.setdefault(source, []).append(entry)
+                placed = True
+            if not placed and claim_date is not None:
+                own_rows.append(Hit(entry, "occurred_at", claim_date))
+    rows = []
+    for source in sorted(set(notes) | set(claims)):
+        source_date = timeline.dated(view.entries, source)
+        assert source_date is not None
+        if not source_date.overlaps(start, end):
+            continue
+        row = dates._row(Hit(view.entries[source], "occurred_at", source_date))
+        note = notes.get(source)
+        event = next((c for c in timeline.event_claims(view.entries, source)), None)
+        summary_from = note or event
+        row.update(
+            source={
+                "id": source,
+                "title": view.entries[source].title,
+                "type": view.entries[source].type,
+            },
+            noteRecord=note.id if note else None,
+            eventClaim=event.id if event and not note else None,
+            summary=(summary_from.scanned.record.body.strip() if summary_from else row["summary"]),
+            claims=len(claims.get(source, [])),
+            links=timeline.links(summary_from, view.entries) if summary_from else [],
+        )
+        rows.append(row)
+    rows += [dates._row(h) for h in own_rows if h.interval.overlaps(start, end)]
+    return rows
+
+
+__all__ = ["Dates", "DAY_US"]
