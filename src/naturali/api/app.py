@@ -9,7 +9,15 @@ from fastapi import FastAPI, Request, Response
 from naturali import __version__
 from naturali.api import errors
 from naturali.api.errors import ErrorResponse, error_response
-from naturali.api.routes import dates, documents, knowledge, memories, projects, records
+from naturali.api.routes import (
+    dates,
+    documents,
+    knowledge,
+    memories,
+    mutations,
+    projects,
+    records,
+)
 from naturali.service.app import Naturali
 
 _ERRORS = {
@@ -35,7 +43,7 @@ def create_app(naturali: Naturali) -> FastAPI:
     )
     app.state.naturali = naturali
     errors.install(app)
-    for module in (projects, documents, memories, knowledge, records, dates):
+    for module in (projects, documents, memories, knowledge, records, dates, mutations):
         app.include_router(module.router)
 
     limit = naturali.settings.max_upload_bytes

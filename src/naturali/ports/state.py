@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Table = Literal["searched", "history"]
 
@@ -37,6 +37,30 @@ class TemporalRow:
     content_hash: str
     dates: tuple[tuple[str, int, int, bool], ...]  # field, start_us, end_us, date_only
     entities: tuple[tuple[str, str], ...]  # entity id, via
+
+
+@dataclass(frozen=True)
+class PlannedWrite:
+    """One file a mutation writes: its vault-relative path and full new content."""
+
+    path: str
+    content: str
+    record_id: str
+    revision: int
+    lifecycle: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    request_id: str
+    operation: str
+    args_hash: str
+    writes: tuple[PlannedWrite, ...]
+    guards: tuple[GuardRow, ...]
+    state: str  # journaled | recorded
+    receipt: dict[str, Any] | None
+    created_at: str
 
 
 class StateStore(Protocol):
@@ -77,6 +101,18 @@ class StateStore(Protocol):
     ) -> list[tuple[str, int, int]]: ...
 
     def entity_records(self, entity: str) -> dict[str, str]: ...
+
+    # the write side: journal, receipts, history
+    def journal_get(self, request_id: str) -> JournalEntry | None: ...
+    def journal_begin(self, entry: JournalEntry) -> None: ...
+    def journal_record(self, request_id: str, receipt: dict[str, Any]) -> None:
+        """Mark recorded with its receipt, add history rows and the entry's guards, at once."""
+        ...
+
+    def journal_incomplete(self) -> list[JournalEntry]: ...
+    def journal_set_git(self, request_ids: list[str], git: dict[str, Any]) -> None: ...
+    def journal_git_pending(self) -> list[str]: ...
+    def history(self, record_id: str) -> list[dict[str, Any]]: ...
 
     def close(self) -> None: ...
 

@@ -18,6 +18,7 @@ from naturali.service.auth import Auth
 from naturali.service.dates import Dates
 from naturali.service.documents import Documents
 from naturali.service.memories import Memories
+from naturali.service.mutations import Mutations
 from naturali.service.projects import Projects, Users
 from naturali.service.records import Records
 from naturali.service.search import Search
@@ -46,7 +47,10 @@ class Naturali:
             self.storage, self.auth, self.embedder, data_dir / "files", settings.max_upload_bytes
         )
         self.stores = StoreRegistry(data_dir / "stores", SqliteState)
-        self.memories = Memories(self.storage, self.auth, self.embedder, self.stores)
+        self.mutations = Mutations(self.storage, self.auth, self.stores)
+        self.memories = Memories(
+            self.storage, self.auth, self.embedder, self.stores, self.mutations
+        )
         self.records = Records(self.storage, self.auth, self.stores)
         self.dates = Dates(self.records)
         self.indexes = IndexRegistry(self.storage, lambda: self.embedder().dimension)

@@ -7,10 +7,12 @@ holds the memory and the next reconcile indexes it, so nothing is lost.
 
 from __future__ import annotations
 
+import builtins
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -20,13 +22,14 @@ from naturali.ingest.chunk import chunk_pages
 from naturali.ingest.extract import Page
 from naturali.model import Memory, MemoryStore, User, utcnow
 from naturali.ports.embedder import Embedder
-from naturali.ports.state import GuardRow
 from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage
+from naturali.retrieval.eligibility import Entry
 from naturali.service import validation
 from naturali.service.auth import Auth
+from naturali.service.mutations import Mutations
+from naturali.service.requests import SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreRegistry
-from naturali.vault.files import atomic_write, record_files
-from naturali.vault.record import Record, RecordFormatError, content_hash, parse, render
+from naturali.vault.record import Record, content_hash, parse
 
 MAX_CONTENT_CHARS = 100_000
 MAX_NAME_CHARS = 200
@@ -59,7 +62,9 @@ class Memories:
         auth: Auth,
         embedder: Callable[[], Embedder],
         stores: StoreRegistry,
+        mutations: Mutations,
     ) -> None:
+        self._mutations = mutations
         self._storage = storage
         self._auth = auth
         self._embedder = embedder
@@ -138,7 +143,7 @@ class Memories:
             )
         return store
 
-    # memories -------------------------------------------------------------------------------
+    # memories (written through the one mutation path) -------------------------------------
     def create(
         self,
         user: User,
@@ -150,26 +155,21 @@ class Memories:
     ) -> Memory:
         self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
-        now = utcnow()
-        memory_id = new_id("mem")
-        record = Record(
-            front={
-                "format": "knowledge-record-v1",
-                "id": memory_id,
-                "revision": 1,
-                "kind": "claim",
-                "type": "fact",
-                "title": validation.title(title) or _title_from(_content(content)),
-                "tags": tags_to_strings(validation.tags(tags)),
-                "lifecycle": "active",
-                "recorded_at": now,
-                "updated_at": now,
-            },
-            body=_content(content),
+        body = _content(content)
+        record = {
+            "kind": "claim",
+            "type": "fact",
+            "title": validation.title(title) or _title_from(body),
+            "tags": tags_to_strings(validation.tags(tags)),
+            "body": body,
+        }
+        receipt = self._mutations.save(
+            user,
+            project_id,
+            store.id,
+            SaveRequest(requestId=new_id("req"), id=new_id("mem"), record=record),
         )
-        path = self.vault(store.id) / f"{memory_id}.md"
-        self._write(path, record)
-        return self._index_file(store, path)
+        return self._index_file(store, self.vault(store.id) / receipt["records"][0]["path"])
 
     def update(
         self,
@@ -183,73 +183,69 @@ class Memories:
     ) -> Memory:
         self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
-        path, record = self._active_record(store, memory_id)
-        front = dict(record.front)
-        front["revision"] = record.revision + 1
-        front["updated_at"] = utcnow()
+        current = self._active(store, memory_id)
+        record: dict[str, Any] = {}
         if title is not None:
-            front["title"] = validation.title(title) or record.title
+            record["title"] = validation.title(title) or current.title
         if tags is not None:
-            front["tags"] = tags_to_strings(validation.tags(tags))
-        body = _content(content) if content is not None else record.body
-        self._write(path, Record(front, body))
-        return self._index_file(store, path)
+            record["tags"] = tags_to_strings(validation.tags(tags))
+        if content is not None:
+            record["body"] = _content(content)
+        receipt = self._mutations.save(
+            user,
+            project_id,
+            store.id,
+            SaveRequest(
+                requestId=new_id("req"),
+                id=memory_id,
+                expectedRevision=current.scanned.record.revision,
+                expectedHash=current.scanned.sha256,
+                record=record,
+            ),
+        )
+        return self._index_file(store, self.vault(store.id) / receipt["records"][0]["path"])
 
     def get(self, user: User, project_id: str, store_id: str, memory_id: str) -> Memory:
         self._auth.require(user, project_id, "read")
         store = self._store(project_id, store_id)
         self.reconcile(store)
-        found = self._storage.get_memories(project_id, [memory_id]).get(memory_id)
-        if found is None or found.memory_store_id != store.id:
+        found = self._storage.get_store_memories([(store.id, memory_id)]).get((store.id, memory_id))
+        if found is None:
             raise NotFound(
                 f"memory {memory_id} not found", code="memory_not_found", param="memory_id"
             )
         return found
 
-    def list(self, user: User, project_id: str, store_id: str) -> list[Memory]:
+    def list(self, user: User, project_id: str, store_id: str) -> builtins.list[Memory]:
         self._auth.require(user, project_id, "read")
         store = self._store(project_id, store_id)
         self.reconcile(store)
-        ids = sorted(self._storage.memory_hashes(store.id))
-        found = self._storage.get_memories(project_id, ids)
-        memories = [m for m in found.values() if m.memory_store_id == store.id]
+        keys = [(store.id, i) for i in sorted(self._storage.memory_hashes(store.id))]
+        memories = self._storage.get_store_memories(keys).values()
         return sorted(memories, key=lambda m: (m.created_at, m.id))
 
     def delete(self, user: User, project_id: str, store_id: str, memory_id: str) -> None:
         """Withdraws the record: the file stays (lifecycle withdrawn), it leaves search."""
         self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
-        path, record = self._active_record(store, memory_id)
-        front = dict(record.front)
-        front.update(revision=record.revision + 1, lifecycle="withdrawn", updated_at=utcnow())
-        front.setdefault("lifecycle_change", "deleted through the memories API")
-        self._write(path, Record(front, record.body))
-        # The guard outranks a stale copy of the active file coming back (an editor, git).
-        self._stores.context(store.id).state.add_guard(
-            GuardRow(
-                memory_id,
-                record.revision + 1,
-                "withdrawn",
-                None,
-                str(front["lifecycle_change"]),
-                str(front["updated_at"]),
-            )
+        self._active(store, memory_id)
+        self._mutations.withdraw(
+            user,
+            project_id,
+            store.id,
+            WithdrawRequest(
+                requestId=new_id("req"), id=memory_id, reason="deleted through the memories API"
+            ),
         )
         self._storage.remove_memory(store.id, memory_id)
 
-    def _active_record(self, store: MemoryStore, memory_id: str) -> tuple[Path, Record]:
-        for path in record_files(self.vault(store.id)):
-            try:
-                record = parse(path.read_text("utf-8"))
-            except (RecordFormatError, UnicodeDecodeError):
-                continue
-            if record.id == memory_id and record.lifecycle == "active":
-                return path, record
-        raise NotFound(f"memory {memory_id} not found", code="memory_not_found", param="memory_id")
-
-    @staticmethod
-    def _write(path: Path, record: Record) -> None:
-        atomic_write(path, render(record).encode("utf-8"))
+    def _active(self, store: MemoryStore, memory_id: str) -> Entry:
+        entry = self._stores.context(store.id).view().entries.get(memory_id)
+        if entry is None or entry.lifecycle != "active":
+            raise NotFound(
+                f"memory {memory_id} not found", code="memory_not_found", param="memory_id"
+            )
+        return entry
 
     # reconcile ------------------------------------------------------------------------------
     def reconcile(self, store: MemoryStore) -> ReconcileReport:

@@ -209,3 +209,50 @@ class ChronicleSinceRequest(Strict):
 class LastSeenRequest(Strict):
     entity: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     occurredOnOrBefore: DateText | None = None  # noqa: N815
+
+
+RequestId = Annotated[
+    str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
+]
+RecordId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Reason = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+
+
+class SaveRequest(Strict):
+    """knowledge_save: create a record, or update one fenced by its revision and hash."""
+
+    requestId: RequestId = Field(  # noqa: N815
+        description="Client id of this mutation; repeating it returns the same receipt."
+    )
+    record: dict[str, Any] = Field(
+        description="Front-matter fields (kind, type, title, aliases, tags, …) and body."
+    )
+    id: RecordId | None = Field(None, description="The record to update (or to create).")
+    expectedRevision: int | None = Field(default=None, ge=1)  # noqa: N815
+    expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None  # noqa: N815
+
+
+class CorrectRequest(Strict):
+    """knowledge_correct: supersede a claim or relationship with a replacement."""
+
+    requestId: RequestId  # noqa: N815
+    id: RecordId
+    expectedRevision: int = Field(ge=1)  # noqa: N815
+    expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]  # noqa: N815
+    replacement: dict[str, Any]
+    reason: Reason
+
+
+class WithdrawRequest(Strict):
+    """knowledge_withdraw: take a record out of every query, with a reason (it stays in
+    history)."""
+
+    requestId: RequestId  # noqa: N815
+    id: RecordId
+    reason: Reason
+    expectedRevision: int | None = Field(default=None, ge=1)  # noqa: N815
+    expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None  # noqa: N815
+
+
+class ResumeRequest(Strict):
+    """knowledge_resume: finish interrupted writes and retry pending Git commits."""

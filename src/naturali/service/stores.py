@@ -23,6 +23,7 @@ class View:
     entries: dict[str, Entry]
     ontology: Ontology
     guards_version: int
+    scan_root: Path = Path(".")
     # Per filter set: (searched, history, snapshot) — see Records._selection.
     selections: dict[str, tuple[list[Entry], list[Entry], str]] = field(default_factory=dict)
 
@@ -61,7 +62,13 @@ class StoreContext:
             live = {id(r) for r in scan.records.values()}
             for stale in reuse.keys() - live:
                 del reuse[stale]  # scanned records that left: their ids may be reused
-            view = View(scan, eligible(scan, guards, ontology, reuse), ontology, version)
+            view = View(
+                scan,
+                eligible(scan, guards, ontology, reuse),
+                ontology,
+                version,
+                self.store_dir / "vault",
+            )
             self._cache = (id(scan), version, view)
             return view
 

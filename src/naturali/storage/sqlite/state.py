@@ -13,11 +13,13 @@ from typing import Any
 from naturali.model import utcnow
 from naturali.ports.state import (
     GuardRow,
+    JournalEntry,
     ProjectionRow,
     ProjectionUnavailable,
     Table,
     TemporalRow,
 )
+from naturali.storage.sqlite import journal
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.temporal import TemporalProjection
 
@@ -66,7 +68,7 @@ class SqliteState:
         self._rows: dict[tuple[str, Table], tuple[int, dict[str, tuple[str, int]]]] = {}
         self._temporal = TemporalProjection()
         with self.db.write() as conn:
-            for statement in _SCHEMA.split(";"):
+            for statement in (_SCHEMA + journal.SCHEMA).split(";"):
                 if statement.strip():
                     conn.execute(statement)
 
@@ -100,22 +102,26 @@ class SqliteState:
 
     def add_guard(self, guard: GuardRow) -> None:
         with self.db.write() as conn:
-            if guard.lifecycle == "withdrawn":
-                conn.execute(
-                    "INSERT INTO keyword_withdrawals_v1 VALUES (?, ?, ?, ?) ON CONFLICT (record_id)"
-                    " DO UPDATE SET revision = max(revision, excluded.revision),"
-                    " reason = excluded.reason, at = excluded.at",
-                    (guard.record_id, guard.revision, guard.reason, guard.at),
-                )
-            else:
-                conn.execute(
-                    "INSERT INTO lifecycle_guards_v1 VALUES (?, ?, ?, ?, ?) ON CONFLICT (record_id)"
-                    " DO UPDATE SET revision = max(revision, excluded.revision),"
-                    " superseded_by = excluded.superseded_by, reason = excluded.reason,"
-                    " at = excluded.at",
-                    (guard.record_id, guard.revision, guard.superseded_by, guard.reason, guard.at),
-                )
-            conn.execute("UPDATE state_meta_v1 SET value = value + 1 WHERE key = 'guards_version'")
+            self._insert_guard(conn, guard)
+
+    @staticmethod
+    def _insert_guard(conn: sqlite3.Connection, guard: GuardRow) -> None:
+        if guard.lifecycle == "withdrawn":
+            conn.execute(
+                "INSERT INTO keyword_withdrawals_v1 VALUES (?, ?, ?, ?) ON CONFLICT (record_id)"
+                " DO UPDATE SET revision = max(revision, excluded.revision),"
+                " reason = excluded.reason, at = excluded.at",
+                (guard.record_id, guard.revision, guard.reason, guard.at),
+            )
+        else:
+            conn.execute(
+                "INSERT INTO lifecycle_guards_v1 VALUES (?, ?, ?, ?, ?) ON CONFLICT (record_id)"
+                " DO UPDATE SET revision = max(revision, excluded.revision),"
+                " superseded_by = excluded.superseded_by, reason = excluded.reason,"
+                " at = excluded.at",
+                (guard.record_id, guard.revision, guard.superseded_by, guard.reason, guard.at),
+            )
+        conn.execute("UPDATE state_meta_v1 SET value = value + 1 WHERE key = 'guards_version'")
 
     # projections -------------------------------------------------------------------------------
     def projection_version(self, scope: str, table: Table) -> tuple[int, str] | None:
@@ -246,3 +252,29 @@ class SqliteState:
     def entity_records(self, entity: str) -> dict[str, str]:
         with _unavailable():
             return self._temporal.entity_records(self.db.conn(), entity)
+
+    # the write side ----------------------------------------------------------------------------
+    def journal_get(self, request_id: str) -> JournalEntry | None:
+        return journal.get(self.db.conn(), request_id)
+
+    def journal_begin(self, entry: JournalEntry) -> None:
+        with self.db.write() as conn:
+            journal.begin(conn, entry)
+
+    def journal_record(self, request_id: str, receipt: dict[str, Any]) -> None:
+        with self.db.write() as conn:
+            for guard in journal.record(conn, request_id, receipt):
+                self._insert_guard(conn, guard)
+
+    def journal_incomplete(self) -> list[JournalEntry]:
+        return journal.incomplete(self.db.conn())
+
+    def journal_set_git(self, request_ids: list[str], git: dict[str, Any]) -> None:
+        with self.db.write() as conn:
+            journal.set_git(conn, request_ids, git)
+
+    def journal_git_pending(self) -> list[str]:
+        return journal.git_pending(self.db.conn())
+
+    def history(self, record_id: str) -> list[dict[str, Any]]:
+        return journal.history(self.db.conn(), record_id)

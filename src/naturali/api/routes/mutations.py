@@ -1,0 +1,73 @@
+"""Writing knowledge over HTTP: save, correct, withdraw, resume; receipts and history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from naturali.api.deps import CurrentUser, Service
+from naturali.service.requests import (
+    CorrectRequest,
+    ResumeRequest,
+    SaveRequest,
+    WithdrawRequest,
+)
+
+router = APIRouter(
+    prefix="/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge",
+    tags=["knowledge writes"],
+)
+
+
+@router.post("/save")
+def knowledge_save(
+    project_id: str, memory_store_id: str, body: SaveRequest, user: CurrentUser, svc: Service
+) -> dict[str, Any]:
+    """Create a record, or update one fenced by expectedRevision and expectedHash (409 when
+    stale). Returns the publication receipt."""
+    return svc.mutations.save(user, project_id, memory_store_id, body)
+
+
+@router.post("/correct")
+def knowledge_correct(
+    project_id: str, memory_store_id: str, body: CorrectRequest, user: CurrentUser, svc: Service
+) -> dict[str, Any]:
+    """Supersede a claim or relationship with a replacement (one receipt for both)."""
+    return svc.mutations.correct(user, project_id, memory_store_id, body)
+
+
+@router.post("/withdraw")
+def knowledge_withdraw(
+    project_id: str, memory_store_id: str, body: WithdrawRequest, user: CurrentUser, svc: Service
+) -> dict[str, Any]:
+    """Withdraw a record with a reason; it leaves every query and stays in history."""
+    return svc.mutations.withdraw(user, project_id, memory_store_id, body)
+
+
+@router.post("/resume")
+def knowledge_resume(
+    project_id: str, memory_store_id: str, body: ResumeRequest, user: CurrentUser, svc: Service
+) -> dict[str, Any]:
+    """Finish interrupted writes and retry pending Git commits."""
+    return svc.mutations.resume(user, project_id, memory_store_id)
+
+
+@router.get("/mutations/{requestId}")
+def knowledge_mutation(
+    project_id: str,
+    memory_store_id: str,
+    requestId: str,  # noqa: N803
+    user: CurrentUser,
+    svc: Service,
+) -> dict[str, Any]:
+    """A mutation's publication receipt (indexed, git.state, git.commit)."""
+    return svc.mutations.mutation(user, project_id, memory_store_id, requestId)
+
+
+@router.get("/records/{record_id}/history")
+def knowledge_history(
+    project_id: str, memory_store_id: str, record_id: str, user: CurrentUser, svc: Service
+) -> dict[str, Any]:
+    """A record's revisions with their receipts."""
+    return svc.mutations.history(user, project_id, memory_store_id, record_id)
