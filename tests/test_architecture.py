@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "naturali"
-INTERFACES = {"api", "cli", "client"}
+INTERFACES = {"api", "cli", "client", "mcp"}
 DOMAIN = {"ingest", "retrieval", "text", "vault"}
 
 

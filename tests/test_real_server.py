@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -228,3 +229,135 @@ def test_every_cli_command_is_documented() -> None:
         names = [f"{name} {s}" for s in sub] if sub else [name]
         for full in names:
             assert f"naturali {full}" in readme, f"naturali {full} is not in the README"
+
+
+def test_cli_write_commands(server: Server) -> None:
+    import json
+
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        project = client.projects.create(name="writes-cli").id
+        store = client.memory_stores.create(project_id=project, name="kb").id
+    common = ["--project-id", project, "--store-id", store]
+    saved = _cli(
+        server,
+        "knowledge",
+        "save",
+        "--request-id",
+        "cli-1",
+        "--record",
+        '{"kind": "claim", "title": "Lunch", "body": "Lunch is at noon."}',
+        *common,
+    )
+    assert saved.returncode == 0, saved.stderr
+    rec = json.loads(saved.stdout)["records"][0]
+    fixed = _cli(
+        server,
+        "knowledge",
+        "correct",
+        rec["id"],
+        "--request-id",
+        "cli-2",
+        "--expected-revision",
+        "1",
+        "--expected-hash",
+        rec["sha256"],
+        "--replacement",
+        '{"body": "Lunch is at one."}',
+        "--reason",
+        "moved",
+        *common,
+    )
+    assert fixed.returncode == 0, fixed.stderr
+    new_id = json.loads(fixed.stdout)["records"][0]["id"]
+    gone = _cli(
+        server,
+        "knowledge",
+        "withdraw",
+        new_id,
+        "--request-id",
+        "cli-3",
+        "--reason",
+        "cancelled",
+        *common,
+    )
+    assert json.loads(gone.stdout)["records"][0]["lifecycle"] == "withdrawn"
+    receipt = json.loads(_cli(server, "knowledge", "mutation", "cli-2", *common).stdout)
+    assert receipt["git"]["state"] == "committed"
+    revisions = json.loads(_cli(server, "knowledge", "history", rec["id"], *common).stdout)
+    assert [r["lifecycle"] for r in revisions["revisions"]] == ["active", "superseded"]
+    assert json.loads(_cli(server, "knowledge", "resume", *common).stdout)["gitPending"] == []
+    stale = _cli(
+        server,
+        "knowledge",
+        "save",
+        "--request-id",
+        "cli-4",
+        "--id",
+        rec["id"],
+        "--expected-revision",
+        "1",
+        "--expected-hash",
+        rec["sha256"],
+        "--record",
+        "{}",
+        *common,
+    )
+    assert stale.returncode != 0 and "no active record" in stale.stderr
+
+
+def test_mcp_through_the_server(server: Server) -> None:
+    import json
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        project = client.projects.create(name="mcp-remote").id
+        store = client.memory_stores.create(project_id=project, name="kb").id
+
+    async def run() -> list[Any]:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[
+                "-m",
+                "naturali.cli.main",
+                "mcp",
+                "--project",
+                project,
+                "--store",
+                store,
+                "--base-url",
+                server.base_url,
+            ],
+            env={**os.environ, "NATURALI_TOKEN": server.token},
+        )
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
+            results = []
+            for name, args in (
+                (
+                    "knowledge_save",
+                    {
+                        "requestId": "r1",
+                        "record": {
+                            "kind": "claim",
+                            "title": "Otters",
+                            "body": "Otters hold hands.",
+                        },
+                    },
+                ),
+                ("knowledge_grep", {"query": "otters"}),
+                ("knowledge_search", {"query": "animals holding hands"}),
+                ("knowledge_grep", {"query": "x", "offset": 900}),
+            ):
+                result = await session.call_tool(name, args)
+                text = result.content[0].text  # type: ignore[union-attr]
+                results.append(("error", text) if result.is_error else json.loads(text))
+            return results
+
+    saved, grep, search, bad = anyio.run(run)
+    assert saved["git"]["state"] == "committed"
+    assert [h["id"] for h in grep["hits"]] == [saved["records"][0]["id"]]
+    assert search["results"][0]["source_type"] == "memory"
+    assert bad[0] == "error"

@@ -285,3 +285,135 @@ def last_seen(
     else:
         row = response["lastSeen"]
         typer.echo(f"{row['date']['value']}  {row['id']}  {row['title']}")
+
+
+def _store_url(project_id: str, store_id: str) -> str:
+    return f"/v1/projects/{project_id}/memory_stores/{store_id}/knowledge"
+
+
+def _json_option(value: str | None, name: str) -> Any:
+    import json
+
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"{name} must be JSON: {exc.msg}") from exc
+
+
+RequestIdOpt = Annotated[str, typer.Option("--request-id", help="Your id for this write")]
+
+
+@app.command()
+def save(
+    project_id: Project,
+    store_id: Store,
+    request_id: RequestIdOpt,
+    record: Annotated[str, typer.Option(help='JSON: {"kind": "claim", "title": …, "body": …}')],
+    record_id: Annotated[str | None, typer.Option("--id", help="Record to update")] = None,
+    expected_revision: Annotated[int | None, typer.Option("--expected-revision")] = None,
+    expected_hash: Annotated[str | None, typer.Option("--expected-hash")] = None,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """Create or update a record (knowledge_save); prints the receipt."""
+    body = {
+        "requestId": request_id,
+        "record": _json_option(record, "--record"),
+        "id": record_id,
+        "expectedRevision": expected_revision,
+        "expectedHash": expected_hash,
+    }
+    with errors(), client(base_url, token) as api:
+        print_json(
+            api.request(
+                "POST",
+                _store_url(project_id, store_id) + "/save",
+                json={k: v for k, v in body.items() if v is not None},
+            )
+        )
+
+
+@app.command()
+def correct(
+    record_id: str,
+    project_id: Project,
+    store_id: Store,
+    request_id: RequestIdOpt,
+    expected_revision: Annotated[int, typer.Option("--expected-revision")],
+    expected_hash: Annotated[str, typer.Option("--expected-hash")],
+    replacement: Annotated[str, typer.Option(help="JSON fields and body of the replacement")],
+    reason: Annotated[str, typer.Option()],
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """Supersede a claim or relationship (knowledge_correct); prints the receipt."""
+    body = {
+        "requestId": request_id,
+        "id": record_id,
+        "expectedRevision": expected_revision,
+        "expectedHash": expected_hash,
+        "reason": reason,
+        "replacement": _json_option(replacement, "--replacement"),
+    }
+    with errors(), client(base_url, token) as api:
+        print_json(api.request("POST", _store_url(project_id, store_id) + "/correct", json=body))
+
+
+@app.command()
+def withdraw(
+    record_id: str,
+    project_id: Project,
+    store_id: Store,
+    request_id: RequestIdOpt,
+    reason: Annotated[str, typer.Option()],
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """Withdraw a record with a reason (knowledge_withdraw); prints the receipt."""
+    body = {"requestId": request_id, "id": record_id, "reason": reason}
+    with errors(), client(base_url, token) as api:
+        print_json(api.request("POST", _store_url(project_id, store_id) + "/withdraw", json=body))
+
+
+@app.command()
+def resume(
+    project_id: Project,
+    store_id: Store,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """Finish interrupted writes and retry pending Git commits (knowledge_resume)."""
+    with errors(), client(base_url, token) as api:
+        print_json(api.request("POST", _store_url(project_id, store_id) + "/resume", json={}))
+
+
+@app.command()
+def mutation(
+    request_id: str,
+    project_id: Project,
+    store_id: Store,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """A write's receipt (knowledge_mutation)."""
+    with errors(), client(base_url, token) as api:
+        print_json(
+            api.request("GET", _store_url(project_id, store_id) + f"/mutations/{request_id}")
+        )
+
+
+@app.command()
+def history(
+    record_id: str,
+    project_id: Project,
+    store_id: Store,
+    base_url: Annotated[str | None, BaseUrl] = None,
+    token: Annotated[str | None, Token] = None,
+) -> None:
+    """A record's revisions with their receipts (knowledge_history)."""
+    with errors(), client(base_url, token) as api:
+        print_json(
+            api.request("GET", _store_url(project_id, store_id) + f"/records/{record_id}/history")
+        )

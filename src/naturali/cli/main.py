@@ -6,6 +6,7 @@ import typer
 
 from naturali.cli import admin, knowledge
 from naturali.cli.ingest import ingest
+from naturali.cli.mcp import mcp
 from naturali.cli.search import search_knowledge
 from naturali.cli.serve import serve
 
@@ -17,6 +18,7 @@ app = typer.Typer(
 app.command()(serve)
 app.command()(ingest)
 app.command("search-knowledge")(search_knowledge)
+app.command()(mcp)
 app.add_typer(admin.app, name="admin")
 app.add_typer(knowledge.app, name="knowledge")
 

@@ -247,6 +247,10 @@ class Client:
         self.memory_stores = MemoryStores(self._http)
         self.records = Records(self._http)
 
+    def request(self, method: str, url: str, **kwargs: Any) -> Any:
+        """A raw call to any route; errors raise NaturaliAPIError."""
+        return _Resource(self._http)._call(method, url, **kwargs)
+
     def close(self) -> None:
         self._http.close()
 

@@ -1,0 +1,57 @@
+"""``naturali mcp``: the MCP server for one memory store, over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from naturali.cli.common import DataDir, fail, settings
+
+
+def mcp(
+    project: Annotated[str, typer.Option("--project", help="Project id")],
+    store: Annotated[str, typer.Option("--store", help="Memory store id")],
+    data_dir: Annotated[Path | None, DataDir] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="Work through this server [env NATURALI_BASE_URL]"),
+    ] = None,
+    transport: Annotated[str, typer.Option(help="stdio or streamable-http")] = "stdio",
+    host: Annotated[str, typer.Option(help="For streamable-http")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="For streamable-http")] = 8700,
+) -> None:
+    """Serve the records tools of one store to an agent. Works on the data dir, or through a
+    server with --base-url (and NATURALI_TOKEN)."""
+    from naturali.mcp.backend import Backend, LocalBackend, RemoteBackend
+    from naturali.mcp.server import build
+
+    s = settings(data_dir=data_dir, base_url=base_url)
+    backend: Backend
+    if base_url:
+        from naturali.client import Client
+
+        if not s.token:
+            fail("--base-url needs NATURALI_TOKEN")
+        backend = RemoteBackend(Client(base_url=s.base_url, token=s.token), project, store)
+    else:
+        from naturali.service.app import Naturali
+
+        naturali = Naturali(s)
+        if s.token:
+            user = naturali.auth.authenticate(s.token)
+        else:  # on the data dir itself: act as the project's owner
+            owners = [m for m in naturali.storage.list_members(project) if m.role == "owner"]
+            owner = naturali.storage.get_user(owners[0].user_id) if owners else None
+            if owner is None:
+                fail(f"project {project} not found in {s.data_dir}")
+            user = owner
+        backend = LocalBackend(naturali, user, project, store)
+    server = build(backend)
+    if transport == "stdio":
+        server.run("stdio")
+    elif transport == "streamable-http":
+        server.run("streamable-http", host=host, port=port)
+    else:
+        fail("--transport is stdio or streamable-http")

@@ -1,0 +1,1 @@
+"""The MCP server for agents: ``naturali mcp --project … --store …``."""

@@ -1,0 +1,175 @@
+"""An MCP client from the official SDK drives every tool of ``naturali mcp`` over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from naturali.embed.onnx import OnnxEmbedder
+from naturali.service.app import Naturali
+from naturali.settings import Settings
+from records_vault import write
+
+TOOLS = {
+    "knowledge_grep",
+    "knowledge_lookup",
+    "knowledge_records",
+    "knowledge_record",
+    "knowledge_timeline",
+    "knowledge_chronicle_day",
+    "knowledge_chronicle_since",
+    "knowledge_chronicle_last_seen",
+    "knowledge_mutation",
+    "knowledge_history",
+    "knowledge_save",
+    "knowledge_correct",
+    "knowledge_withdraw",
+    "knowledge_resume",
+    "knowledge_search",
+}
+
+
+@pytest.fixture
+def store(tmp_path: Path, embedder: OnnxEmbedder) -> tuple[Path, str, str]:
+    naturali = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+    naturali.bootstrap()
+    owner = naturali.storage.oldest_user()
+    assert owner
+    project, _ = naturali.projects.create(owner, "agents")
+    store = naturali.memories.create_store(owner, project.id, "kb", None)
+    vault = naturali.memories.vault(store.id)
+    write(
+        vault,
+        "per_ann",
+        "Ann runs support.",
+        kind="page",
+        type="person",
+        title="Ann",
+        aliases=["Annie"],
+    )
+    write(
+        vault,
+        "clm_1",
+        "Ann met Acme about refunds.",
+        entities=["per_ann"],
+        occurred_at="2026-11-02T10:00:00Z",
+        title="Acme meeting",
+    )
+    naturali.close()
+    return tmp_path, project.id, store.id
+
+
+async def _session_calls(data_dir: Path, project: str, store: str) -> dict[str, Any]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "naturali.cli.main",
+            "mcp",
+            "--project",
+            project,
+            "--store",
+            store,
+            "--data-dir",
+            str(data_dir),
+        ],
+        env={k: v for k, v in os.environ.items() if not k.startswith("NATURALI_")},
+    )
+    out: dict[str, Any] = {}
+    async with stdio_client(params) as (read, writer), ClientSession(read, writer) as session:
+        await session.initialize()
+        listed = await session.list_tools()
+        out["tools"] = {t.name: t for t in listed.tools}
+
+        async def call(name: str, **args: Any) -> Any:
+            result = await session.call_tool(name, args)
+            text = result.content[0].text if result.content else "{}"  # type: ignore[union-attr]
+            return ("error", text) if result.is_error else json.loads(text)
+
+        out["grep"] = await call("knowledge_grep", query="refunds")
+        out["lookup"] = await call("knowledge_lookup", query="annie")
+        out["records"] = await call("knowledge_records")
+        out["record"] = await call("knowledge_record", id="clm_1")
+        out["timeline"] = await call("knowledge_timeline", entity="per_ann")
+        out["day"] = await call("knowledge_chronicle_day", date="2026-11-02")
+        out["since"] = await call("knowledge_chronicle_since", since="2026-11-01")
+        out["last_seen"] = await call("knowledge_chronicle_last_seen", entity="per_ann")
+        saved = await call(
+            "knowledge_save",
+            requestId="m1",
+            record={"kind": "claim", "title": "Tea", "body": "Ann likes tea."},
+        )
+        out["save"] = saved
+        rec = saved["records"][0]
+        out["correct"] = await call(
+            "knowledge_correct",
+            requestId="m2",
+            id=rec["id"],
+            expectedRevision=1,
+            expectedHash=rec["sha256"],
+            replacement={"body": "Ann likes green tea."},
+            reason="more precise",
+        )
+        out["mutation"] = await call("knowledge_mutation", requestId="m2")
+        out["history"] = await call("knowledge_history", id=rec["id"])
+        out["withdraw"] = await call(
+            "knowledge_withdraw", requestId="m3", id="clm_1", reason="duplicate"
+        )
+        out["resume"] = await call("knowledge_resume")
+        out["search"] = await call("knowledge_search", query="green tea")
+        out["bad_limit"] = await call("knowledge_grep", query="x", limit=99)
+        out["bad_date"] = await call("knowledge_timeline", since="2026-02-30")
+        out["stale"] = await call(
+            "knowledge_save",
+            requestId="m4",
+            id="per_ann",
+            expectedRevision=9,
+            expectedHash="0" * 64,
+            record={"body": "x"},
+        )
+    return out
+
+
+def test_every_tool_over_stdio(store: tuple[Path, str, str]) -> None:
+    out = anyio.run(_session_calls, *store)
+    tools = out["tools"]
+    assert set(tools) == TOOLS
+    grep_schema = tools["knowledge_grep"].input_schema
+    assert grep_schema["properties"]["limit"]["maximum"] == 50
+    assert "timeField" in grep_schema["properties"]
+    assert "expectedRevision" in tools["knowledge_save"].input_schema["properties"]
+    assert not any(
+        p in ("store", "store_id", "scope")
+        for t in tools.values()
+        for p in t.input_schema.get("properties", {})
+    )
+    assert [h["id"] for h in out["grep"]["hits"]] == ["clm_1"]
+    assert set(out["grep"]["hits"][0]) >= {"id", "title", "path", "snippet"}  # a list row
+    assert out["lookup"]["status"] == "found" and out["lookup"]["hits"][0]["id"] == "per_ann"
+    assert out["records"]["total"] == 2
+    assert out["record"]["body"].startswith("Ann met Acme")
+    assert [r["id"] for r in out["timeline"]["rows"]] == ["clm_1"]
+    assert [r["id"] for r in out["day"]["rows"]] == ["clm_1"]
+    assert [r["id"] for r in out["since"]["rows"]] == ["clm_1"]
+    assert out["last_seen"]["lastSeen"]["id"] == "clm_1"
+    assert out["save"]["git"]["state"] == "committed"
+    assert [r["lifecycle"] for r in out["correct"]["records"]] == ["active", "superseded"]
+    assert out["mutation"]["requestId"] == "m2"
+    assert [r["revision"] for r in out["history"]["revisions"]] == [1, 2]
+    assert out["withdraw"]["records"][0]["lifecycle"] == "withdrawn"
+    assert out["resume"]["gitPending"] == []
+    assert out["search"]["results"][0]["source_type"] == "memory"
+    assert "green tea" in out["search"]["results"][0]["content"]
+    for key in ("bad_limit", "bad_date", "stale"):
+        assert out[key][0] == "error", key
+    assert "limit" in out["bad_limit"][1]
+    assert "since" in out["bad_date"][1]
+    assert "revision" in out["stale"][1]
