@@ -31,6 +31,9 @@ class Settings:
     embedder_url: str | None = None
     embedder_model: str | None = None
     embedder_api_key: str | None = None
+    # Vault writes: commit each mutation to the vault's own Git repository.
+    vault_git: bool = True
+    git_binary: str = "git"
     # Client side (CLI, MCP over HTTP).
     base_url: str = "http://127.0.0.1:8600"
     token: str | None = None

@@ -47,7 +47,9 @@ class Naturali:
             self.storage, self.auth, self.embedder, data_dir / "files", settings.max_upload_bytes
         )
         self.stores = StoreRegistry(data_dir / "stores", SqliteState)
-        self.mutations = Mutations(self.storage, self.auth, self.stores)
+        self.mutations = Mutations(
+            self.storage, self.auth, self.stores, settings.git_binary, settings.vault_git
+        )
         self.memories = Memories(
             self.storage, self.auth, self.embedder, self.stores, self.mutations
         )

@@ -48,12 +48,18 @@ Plan = tuple[list[PlannedWrite], list[GuardRow]]
 
 class Mutations:
     def __init__(
-        self, storage: Storage, auth: Auth, stores: StoreRegistry, git_binary: str = "git"
+        self,
+        storage: Storage,
+        auth: Auth,
+        stores: StoreRegistry,
+        git_binary: str = "git",
+        git_enabled: bool = True,
     ) -> None:
         self._storage = storage
         self._auth = auth
         self._stores = stores
         self._git_binary = git_binary
+        self._git_enabled = git_enabled
 
     # the operations ----------------------------------------------------------------------------
     def save(
@@ -223,7 +229,7 @@ class Mutations:
             )
             ctx.state.journal_begin(entry)
             receipt = self._apply(ctx, entry)
-            self._commit(ctx, [request_id])
+            self._commit(ctx, [request_id], [w.path for w in entry.writes])
         final = ctx.state.journal_get(request_id)
         return self._with_indexed(ctx, final.receipt if final and final.receipt else receipt)
 
@@ -250,14 +256,24 @@ class Mutations:
         ctx.state.journal_record(entry.request_id, receipt)
         return receipt
 
-    def _commit(self, ctx: StoreContext, request_ids: list[str]) -> None:
-        """Commit the vault; this mutation and any earlier pending ones share the commit."""
-        pending = list(dict.fromkeys(ctx.state.journal_git_pending() + request_ids))
+    def _commit(
+        self, ctx: StoreContext, request_ids: list[str], paths: list[str] | None = None
+    ) -> None:
+        """Commit the vault; this mutation and any earlier pending ones share the commit
+        (then the whole vault is staged, not only this mutation's paths)."""
+        earlier = [r for r in ctx.state.journal_git_pending() if r not in request_ids]
+        pending = earlier + request_ids
+        if earlier:
+            paths = None
+        if not self._git_enabled:
+            ctx.state.journal_set_git(pending, {"state": "disabled", "commit": None})
+            return
         git = VaultGit(ctx.store_dir / "vault", self._git_binary)
         try:
             commit = (
                 git.commit(
-                    f"naturali: {', '.join(pending[:5])}" + (" …" if len(pending) > 5 else "")
+                    f"naturali: {', '.join(pending[:5])}" + (" …" if len(pending) > 5 else ""),
+                    paths,
                 )
                 or git.head()
             )

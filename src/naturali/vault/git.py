@@ -3,7 +3,6 @@ an explicit ``--git-dir`` and ``--work-tree``, so an enclosing repository is nev
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -18,8 +17,7 @@ class VaultGit:
         self.binary = binary
 
     def _run(self, *args: str) -> str:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0")
+        # Explicit --git-dir/--work-tree win over GIT_DIR and any enclosing repository.
         command = [
             self.binary,
             f"--git-dir={self.vault / '.git'}",
@@ -28,7 +26,12 @@ class VaultGit:
         ]
         try:
             done = subprocess.run(
-                command, cwd=self.vault, env=env, capture_output=True, text=True, timeout=60
+                command,
+                cwd=self.vault,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitError(str(exc)) from exc
@@ -45,18 +48,31 @@ class VaultGit:
         self._run("config", "user.email", "naturali@localhost")
         self._run("config", "commit.gpgsign", "false")
 
-    def commit(self, message: str) -> str | None:
-        """Commit everything that changed in the vault; the new commit id, or None when
-        there was nothing to commit."""
+    def commit(self, message: str, paths: list[str] | None = None) -> str | None:
+        """Commit the given vault-relative paths (everything when None); the new commit id, or
+        None when there was nothing to commit. Staging only the written paths keeps the cost
+        flat as the vault grows."""
         self.ensure()
-        self._run("add", "-A", "--", ".")
-        if not self._run("status", "--porcelain"):
-            return None
-        self._run("commit", "-q", "--no-verify", "-m", message)
-        return self._run("rev-parse", "HEAD")
+        self._run("add", "-A", "--", *(paths or ["."]))
+        try:
+            self._run("commit", "-q", "--no-verify", "-m", message)
+        except GitError as exc:
+            if "nothing to commit" in str(exc) or "nothing added" in str(exc):
+                return None
+            raise
+        return self.head()
 
     def head(self) -> str | None:
+        """HEAD's commit: read from the loose ref when there is one (no process to start)."""
+        git_dir = self.vault / ".git"
         try:
+            head = (git_dir / "HEAD").read_text().strip()
+            if head.startswith("ref: "):
+                loose = git_dir / head[5:]
+                if loose.is_file():
+                    return loose.read_text().strip()
+            elif len(head) == 40:
+                return head
             return self._run("rev-parse", "HEAD")
-        except GitError:
+        except (GitError, OSError):
             return None
