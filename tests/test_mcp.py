@@ -173,3 +173,64 @@ def test_every_tool_over_stdio(store: tuple[Path, str, str]) -> None:
     assert "limit" in out["bad_limit"][1]
     assert "since" in out["bad_date"][1]
     assert "revision" in out["stale"][1]
+
+
+def test_streamable_http_transport(store: tuple[Path, str, str]) -> None:
+    import subprocess
+    import time
+
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
+
+    from server import free_port
+
+    data_dir, project, store_id = store
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NATURALI_")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "naturali.cli.main",
+            "mcp",
+            "--project",
+            project,
+            "--store",
+            store_id,
+            "--data-dir",
+            str(data_dir),
+            "--transport",
+            "streamable-http",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+
+        async def run() -> tuple[int, dict[str, Any]]:
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with (
+                streamable_http_client(url) as (read, write, *_),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tools = await session.list_tools()
+                result = await session.call_tool("knowledge_lookup", {"query": "Ann"})
+                text = result.content[0].text  # type: ignore[union-attr]
+                return len(tools.tools), json.loads(text)
+
+        count, lookup = anyio.run(run)
+        assert count == len(TOOLS) and lookup["status"] == "found"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
