@@ -84,6 +84,7 @@ class Chunk:
     end: int
     page: int | None
     vector: bytes = field(repr=False, default=b"")
+    model: str = ""  # the embedder that made ``vector``
 
 
 @dataclass(frozen=True)

@@ -96,3 +96,11 @@ def remove_member(
         naturali = local_service(data_dir)
         naturali.projects.remove_member(_acting_owner(naturali, project_id), project_id, user_id)
     print_json({"project_id": project_id, "user_id": user_id, "removed": True})
+
+
+@app.command("reembed")
+def reembed(data_dir: Annotated[Path | None, DataDir] = None) -> None:
+    """Re-embed chunks whose vectors another embedder model made (after changing embedder)."""
+    with errors():
+        count = local_service(data_dir).reembed()
+    print_json({"reembedded": count})

@@ -46,4 +46,7 @@ def serve(
             '    -d \'{"query": "how long do refunds take", "limit": 5}\'\n'
         )
     naturali.embedder()  # load the model before the first request, not during it
+    changed = naturali.reembed(lambda n: typer.echo(f"\r  re-embedded {n} chunks", nl=False))
+    if changed:
+        typer.echo(f"\nRe-embedded {changed} chunks made by another embedder model.")
     uvicorn.run(create_app(naturali), host=s.host, port=s.port, log_level="info")

@@ -38,6 +38,7 @@ class OwnerAttrs:
 class ProjectIndex:
     project_id: str
     dimension: int
+    model_id: str = ""  # vectors of another model are not comparable: left at zero
     chunk_cursor: int = 0
     removal_cursor: int = 0
     n: int = 0
@@ -99,7 +100,7 @@ class ProjectIndex:
     def _append(self, chunk: Chunk) -> None:
         row = self.n
         vector = np.frombuffer(chunk.vector, dtype=np.float32)
-        if vector.size == self.dimension:
+        if vector.size == self.dimension and chunk.model == self.model_id:
             self.vectors[row] = vector
         key = owner_key(chunk.source_type, chunk.owner_id)
         code = self.owner_code.get(key)
@@ -122,9 +123,12 @@ def owner_key(source_type: str, owner_id: str) -> str:
 class IndexRegistry:
     """One ``ProjectIndex`` per project, synced before each search under a per-project lock."""
 
-    def __init__(self, storage: Storage, dimension: Callable[[], int]) -> None:
+    def __init__(
+        self, storage: Storage, dimension: Callable[[], int], model_id: Callable[[], str]
+    ) -> None:
         self._storage = storage
         self._dimension = dimension
+        self._model_id = model_id
         self._indexes: dict[str, ProjectIndex] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -141,7 +145,7 @@ class IndexRegistry:
         with lock:
             index = self._indexes.get(project_id)
             if index is None or index.dead > max(1000, index.n // 2):
-                index = ProjectIndex(project_id, self._dimension())
+                index = ProjectIndex(project_id, self._dimension(), model_id=self._model_id())
                 self._indexes[project_id] = index
             changes = self._storage.chunk_changes(
                 project_id, index.chunk_cursor, index.removal_cursor
@@ -170,3 +174,8 @@ class IndexRegistry:
             index.owner_attrs[code] = OwnerAttrs(
                 MEMORY, memory_id, store_id=store_id, tags=tuple(sorted(memory.tags.items()))
             )
+
+    def reset(self) -> None:
+        """Forget every index (vectors changed in place, e.g. after re-embedding)."""
+        with self._guard:
+            self._indexes.clear()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from naturali.embed.factory import build_embedder
@@ -55,7 +56,9 @@ class Naturali:
         )
         self.records = Records(self.storage, self.auth, self.stores)
         self.dates = Dates(self.records)
-        self.indexes = IndexRegistry(self.storage, lambda: self.embedder().dimension)
+        self.indexes = IndexRegistry(
+            self.storage, lambda: self.embedder().dimension, lambda: self.embedder().model_id
+        )
         self.search = Search(self.storage, self.auth, self.embedder, self.indexes, self.memories)
 
     def embedder(self) -> Embedder:
@@ -65,6 +68,27 @@ class Naturali:
                 if self._embedder is None:
                     self._embedder = build_embedder(self.settings)
         return self._embedder
+
+    def reembed(self, progress: Callable[[int], None] | None = None, batch: int = 256) -> int:
+        """Re-embed every chunk whose vector another model made (the configured embedder
+        changed); returns how many. Chunk ids and text stay; only vectors change."""
+        embedder = self.embedder()
+        done = 0
+        while chunks := self.storage.stale_chunks(embedder.model_id, batch):
+            vectors = embedder.embed([c.text for c in chunks])
+            self.storage.set_vectors(
+                [
+                    (c.seq, v.astype("float32").tobytes())
+                    for c, v in zip(chunks, vectors, strict=True)
+                ],
+                embedder.model_id,
+            )
+            done += len(chunks)
+            if progress:
+                progress(done)
+        if done:
+            self.indexes.reset()
+        return done
 
     def bootstrap(self) -> str | None:
         """On first start, create the owner user and token; return the token that time only.

@@ -453,6 +453,19 @@ class SqliteStorage:
                 out[row["seq"]] = mapping.chunk(row)
         return out
 
+    def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
+        rows = self._all(
+            "SELECT * FROM chunks WHERE model != ? ORDER BY seq LIMIT ?", model_id, limit
+        )
+        return [mapping.chunk(r) for r in rows]
+
+    def set_vectors(self, vectors: Sequence[tuple[int, bytes]], model_id: str) -> None:
+        with self.db.write() as conn:
+            conn.executemany(
+                "UPDATE chunks SET vector = ?, model = ? WHERE seq = ?",
+                [(vector, model_id, seq) for seq, vector in vectors],
+            )
+
     def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:
         out: list[Chunk] = []
         for batch in _batches(list(owner_ids)):

@@ -51,6 +51,7 @@ def chunk(row: sqlite3.Row) -> Chunk:
         end=row["end_offset"],
         page=row["page"],
         vector=row["vector"],
+        model=row["model"],
     )
 
 
