@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 import numpy as np
+
 from conftest import Api
 
 
@@ -17,8 +18,9 @@ def test_vectors_of_another_model_are_reembedded(api: Api) -> None:
     db = sqlite3.connect(api.naturali.settings.data_dir / "catalog.sqlite")
     model = db.execute("SELECT model FROM chunks").fetchone()[0]
     assert model == api.naturali.embedder().model_id  # each vector records its model
-    db.execute("UPDATE chunks SET model = 'older-model', vector = ?",
-               (np.ones(384, np.float32).tobytes(),))
+    db.execute(
+        "UPDATE chunks SET model = 'older-model', vector = ?", (np.ones(384, np.float32).tobytes(),)
+    )
     db.commit()
     api.naturali.indexes.reset()
     stale = api.search(project_id, query="refund processing time").json()["results"][0]
