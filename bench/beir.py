@@ -52,9 +52,9 @@ def ensure_ingested(naturali: Any, user: Any, path: Path, limit: int | None) -> 
     project, _ = naturali.projects.create(user, f"beir-{path.name}")
     docs = list(islice(corpus(path), limit))
     started = time.perf_counter()
-    for i in range(0, len(docs), 64):
-        naturali.documents.create_many(user, project.id, [as_upload(d) for d in docs[i : i + 64]])
-        print(f"\r  ingested {min(i + 64, len(docs))}/{len(docs)}", end="", flush=True)
+    for i in range(0, len(docs), 256):
+        naturali.documents.create_many(user, project.id, [as_upload(d) for d in docs[i : i + 256]])
+        print(f"\r  ingested {min(i + 256, len(docs))}/{len(docs)}", end="", flush=True)
     print(f"  ({time.perf_counter() - started:.0f} s)")
     return str(project.id)
 

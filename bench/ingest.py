@@ -4,7 +4,7 @@ Prints documents/s and chunks/s for the whole pipeline (extract, chunk, embed, w
 bare embedder's passages/s on the same chunk texts measured in the same run, their ratio, and
 the process's peak RSS.
 
-    python bench/ingest.py [--corpus ../shared/data/scifact] [--limit N] [--batch 64]
+    python bench/ingest.py [--corpus ../shared/data/scifact] [--limit N] [--batch 256]
                            [--data-dir DIR]
 """
 
@@ -25,7 +25,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpus", type=Path, default=DATA / "scifact")
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--batch", type=int, default=64, help="documents per create_many")
+    parser.add_argument("--batch", type=int, default=256, help="documents per create_many")
     parser.add_argument("--sample", type=int, default=1000, help="chunks for the bare baseline")
     parser.add_argument(
         "--data-dir", type=Path, default=None, help="keep the store here (bench/beir.py reuses it)"

@@ -295,7 +295,7 @@ class Memories:
             EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
             for d, v in zip(drafts, vectors, strict=True)
         ]
-        self._storage.replace_memory(memory, relative, digest, chunks, embedder.model_id)
+        self._storage.replace_memory(memory, relative, chunks, embedder.model_id)
         return memory
 
 

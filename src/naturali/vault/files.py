@@ -1,10 +1,9 @@
-"""Vault files on disk: atomic writes and the scan that finds every record file."""
+"""Vault files on disk: atomic writes."""
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -27,14 +26,3 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
-
-
-def record_files(vault: Path) -> Iterator[Path]:
-    """Every ``*.md`` under the vault, skipping hidden files and folders (``.git``, temp files)."""
-    if not vault.is_dir():
-        return
-    for root, dirs, files in os.walk(vault):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(".md") and not name.startswith("."):
-                yield Path(root) / name

@@ -343,17 +343,6 @@ class SqliteStorage:
         )
         return {r["id"]: r["content_hash"] for r in rows}
 
-    def get_memories(self, project_id: str, ids: Sequence[str]) -> dict[str, Memory]:
-        out: dict[str, Memory] = {}
-        for batch in _batches(list(ids)):
-            sql = (
-                "SELECT * FROM memories WHERE project_id = ? "
-                f"AND id IN ({_placeholders(len(batch))})"
-            )
-            for row in self._all(sql, project_id, *batch):
-                out[row["id"]] = mapping.memory(row)
-        return out
-
     def get_store_memories(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
         out: dict[tuple[str, str], Memory] = {}
         for store_id, memory_id in keys:
@@ -368,7 +357,6 @@ class SqliteStorage:
         self,
         memory: Memory,
         path: str,
-        stat: str,
         chunks: Sequence[EmbeddedChunk],
         model_id: str,
     ) -> None:
@@ -376,7 +364,7 @@ class SqliteStorage:
         with self.db.write() as conn:
             self._delete_memory(conn, m.memory_store_id, m.id)
             conn.execute(
-                "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     m.id,
                     m.project_id,
@@ -387,7 +375,6 @@ class SqliteStorage:
                     m.revision,
                     m.content_hash,
                     path,
-                    stat,
                     m.created_at,
                     m.updated_at,
                 ),

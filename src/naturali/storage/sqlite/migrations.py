@@ -69,7 +69,6 @@ MIGRATIONS: list[str] = [
         revision INTEGER NOT NULL,
         content_hash TEXT NOT NULL,
         file_path TEXT NOT NULL,
-        file_stat TEXT NOT NULL,
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL,
         PRIMARY KEY (memory_store_id, id)
