@@ -230,3 +230,14 @@ def test_the_memories_api_goes_through_the_same_path(store: Store) -> None:
     assert [r["operation"] for r in history["revisions"]] == ["save", "save", "withdraw"]
     assert all(r["receipt"]["git"]["state"] == "committed" for r in history["revisions"])
     assert store.git("log", "--format=%H").count("\n") == 2  # three commits
+
+
+@pytest.mark.parametrize("bad_id", ["../escape", "a/b", "/abs", ".hidden", "x y", "ü" * 3])
+def test_record_ids_never_name_paths(store: Store, bad_id: str) -> None:
+    r = store.api.post(
+        f"{store.base}/save",
+        json={"requestId": "p1", "id": bad_id, "record": {"kind": "claim", "title": "x"}},
+    )
+    assert_error(r, 400)
+    assert list(store.vault.parent.parent.rglob("escape*")) == []
+    assert list(store.vault.glob("*.md")) == []

@@ -312,6 +312,11 @@ class Mutations:
                 param="record.kind",
             )
         record_id = record_id or new_id(PREFIX[str(kind)])
+        target = (view.scan_root / f"{record_id}.md").resolve()
+        if target.parent != view.scan_root.resolve():
+            raise InvalidRequest(
+                "id must be a plain record id, not a path", code="invalid_id", param="id"
+            )
         if record_id in view.scan.records or any(
             i.message.startswith("duplicate id") and f"'{record_id}'" in i.message
             for i in view.scan.issues

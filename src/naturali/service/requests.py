@@ -214,7 +214,10 @@ class LastSeenRequest(Strict):
 RequestId = Annotated[
     str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
 ]
-RecordId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+# Record ids name files ("<id>.md"): letters, digits and . _ : - only, never a path.
+RecordId = Annotated[
+    str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+]
 Reason = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 
 
