@@ -7,6 +7,7 @@ is never stored or logged.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -110,7 +111,7 @@ class Search:
         with self._indexes.synced(project_id) as index:
             mask = _mask(index, request, taking_part, stores)
             if embedding is None or request.query is None:
-                rows = _fetch_order(index, mask, stores)[: request.limit]
+                rows = _fetch_order(index, mask, stores, request.limit)
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
             else:
                 ranked = rank(
@@ -266,7 +267,10 @@ def _allowed_memories(
 
 
 def _fetch_order(
-    index: ProjectIndex, mask: npt.NDArray[np.bool_], stores: dict[str, MemoryStore]
+    index: ProjectIndex,
+    mask: npt.NDArray[np.bool_],
+    stores: dict[str, MemoryStore],
+    limit: int,
 ) -> list[int]:
     """Fetch mode's stable order: documents by path, version, chunk order; then memories by
     store name, memory id, chunk order. Rows are appended in chunk order, so row breaks ties."""
@@ -280,4 +284,4 @@ def _fetch_order(
         store = stores.get(attrs.store_id)
         return (1, store.name if store else "", attrs.owner_id, row)
 
-    return sorted((int(r) for r in np.flatnonzero(mask)), key=key)
+    return heapq.nsmallest(limit, (int(r) for r in np.flatnonzero(mask)), key=key)
