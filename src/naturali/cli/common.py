@@ -76,6 +76,7 @@ def parse_pairs(values: list[str] | None, option: str) -> dict[str, str] | None:
 
 
 def local_service(data_dir: Path | None) -> Any:
+    # Imported here: the client commands should not pay for loading the server's stack.
     from naturali.service.app import Naturali
 
     return Naturali(settings(data_dir=data_dir))

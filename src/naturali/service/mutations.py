@@ -24,6 +24,7 @@ from naturali.model import User, utcnow
 from naturali.ports.state import GuardRow, JournalEntry, PlannedWrite
 from naturali.ports.storage import Storage
 from naturali.retrieval.eligibility import Entry
+from naturali.retrieval.keyword import Filters
 from naturali.service.auth import Auth
 from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreContext, StoreRegistry, View
@@ -336,8 +337,6 @@ class Mutations:
 
     def _with_indexed(self, ctx: StoreContext, receipt: dict[str, Any]) -> dict[str, Any]:
         """``indexed`` is false until a search has projected this mutation's files."""
-        from naturali.retrieval.keyword import Filters
-
         version = ctx.state.projection_version(Filters().scope(), "searched")
         return {**receipt, "indexed": version is not None and version[1] >= receipt["at"]}
 

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from naturali.api.deps import CurrentUser, Service
@@ -146,6 +147,4 @@ def delete_document(project_id: str, document_id: str, user: CurrentUser, svc: S
 
 async def _run(fn: Any, *args: Any) -> Any:
     """Ingest is CPU-bound (embedding): run it off the event loop."""
-    from starlette.concurrency import run_in_threadpool
-
     return await run_in_threadpool(fn, *args)
