@@ -56,18 +56,3 @@ class PayloadTooLarge(NaturaliError):
 class UnsupportedMediaType(NaturaliError):
     status = 415
     type = "unsupported_media_type"
-
-
-ERROR_TYPES: dict[str, type[NaturaliError]] = {
-    cls.type: cls
-    for cls in (
-        NaturaliError,
-        InvalidRequest,
-        Unauthenticated,
-        Forbidden,
-        NotFound,
-        Conflict,
-        PayloadTooLarge,
-        UnsupportedMediaType,
-    )
-}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
 from typing import Literal
 
 from naturali.errors import Forbidden, NotFound, Unauthenticated
@@ -47,7 +46,3 @@ class Auth:
                 code="insufficient_role",
             )
         return member
-
-
-def same_token(a: str, b: str) -> bool:
-    return hmac.compare_digest(a.encode(), b.encode())

@@ -15,7 +15,6 @@ from naturali.model import User, utcnow
 from naturali.ports.state import ProjectionUnavailable, TemporalRow
 from naturali.retrieval import citations, timeline
 from naturali.retrieval.dates import (
-    DAY_US,
     Interval,
     entity_links,
     from_us,
@@ -428,6 +427,3 @@ def _source_rows(
         rows.append(row)
     rows += [dates._row(h) for h in own_rows if h.interval.overlaps(start, end)]
     return rows
-
-
-__all__ = ["Dates", "DAY_US"]
