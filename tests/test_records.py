@@ -434,3 +434,23 @@ def test_new_subfolders_are_watched(vault: Vault) -> None:
     assert set(vault.ids("terns")) == {"clm_a", "clm_b"}
     vault.write("clm_b", "now about skuas", name="deep/er/clm_b.md")
     assert vault.ids("terns") == ["clm_a"] and vault.ids("skuas") == ["clm_b"]
+
+
+def test_projections_per_filter_set_are_bounded(vault: Vault) -> None:
+    from naturali.storage.sqlite.state import MAX_SCOPES
+
+    for i in range(3):
+        vault.write(f"clm_{i}", "shared words", tags=[f"t{i}"])
+    for i in range(MAX_SCOPES + 8):
+        assert vault.ids("shared", tag=f"t{i % 3}", limit=1 + i % 50) in ([f"clm_{i % 3}"], [])
+        vault.grep("shared", kind="claim", offset=i % 3, tag=f"t{i % 3}", lifecycle="all")
+        vault.grep("shared", since=f"2026-01-{i % 28 + 1:02d}")
+    db = sqlite3.connect(vault.path.parent / "state.sqlite")
+    tables = [
+        r[0]
+        for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        if re.fullmatch(r"keyword_fts_v1_[a-z0-9]{16}", r[0])
+    ]
+    assert len(tables) <= MAX_SCOPES
+    vault.api.naturali.records._reconciled.clear()
+    assert vault.ids("shared", tag="t1") == ["clm_1"]  # an evicted scope is rebuilt

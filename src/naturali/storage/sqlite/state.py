@@ -44,6 +44,7 @@ INSERT OR IGNORE INTO state_meta_v1 VALUES ('guards_version', 0);
 """
 _SCOPE = re.compile(r"^[a-z0-9]{1,32}$")
 # BM25 weights: title 8, aliases 6, body 1 (spec: retrieval-and-dates.md).
+MAX_SCOPES = 32
 _WEIGHTS = "8.0, 6.0, 1.0"
 
 
@@ -160,6 +161,8 @@ class SqliteState:
                 == 2
             )
             if state is None or state[0] != fingerprint or not exists:
+                if state is None:
+                    self._evict(conn, keep=scope)
                 self._create(conn, fts, ids)
                 state = None
             current = self._current_rows(conn, scope, table, ids, state)
@@ -191,6 +194,22 @@ class SqliteState:
             )
             self._rows[(scope, table)] = (counter, current)
             return counter, indexed_at, len(fresh)
+
+    def _evict(self, conn: sqlite3.Connection, keep: str) -> None:
+        """Each filter set has its own projection; keep at most MAX_SCOPES of them by dropping
+        the least recently changed (a dropped projection is rebuilt if asked for again)."""
+        scopes = conn.execute(
+            "SELECT scope, max(indexed_at) AS at FROM keyword_state_v1 "
+            "WHERE scope NOT IN ('temporal', ?) GROUP BY scope ORDER BY at",
+            (keep,),
+        ).fetchall()
+        for scope, _ in scopes[: max(0, len(scopes) - MAX_SCOPES + 1)]:
+            for table in ("searched", "history"):
+                fts, ids = _names(str(scope), table)
+                conn.execute(f"DROP TABLE IF EXISTS {fts}")
+                conn.execute(f"DROP TABLE IF EXISTS {ids}")
+                self._rows.pop((str(scope), table), None)
+            conn.execute("DELETE FROM keyword_state_v1 WHERE scope = ?", (scope,))
 
     @staticmethod
     def _create(conn: sqlite3.Connection, fts: str, ids: str) -> None:
