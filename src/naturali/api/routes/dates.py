@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from naturali.api.deps import CurrentUser, Service
+from naturali.api.records_schemas import LastSeenResponse, TimelineResponse
 from naturali.service.requests import (
     ChronicleDayRequest,
     ChronicleSinceRequest,
@@ -20,7 +21,7 @@ router = APIRouter(
 )
 
 
-@router.post("/timeline")
+@router.post("/timeline", response_model=TimelineResponse, response_model_exclude_unset=True)
 def knowledge_timeline(
     project_id: str,
     memory_store_id: str,
@@ -33,7 +34,7 @@ def knowledge_timeline(
     return svc.dates.timeline(user, project_id, memory_store_id, body)
 
 
-@router.post("/chronicle/day")
+@router.post("/chronicle/day", response_model=TimelineResponse, response_model_exclude_unset=True)
 def knowledge_chronicle_day(
     project_id: str,
     memory_store_id: str,
@@ -45,7 +46,7 @@ def knowledge_chronicle_day(
     return svc.dates.chronicle_day(user, project_id, memory_store_id, body)
 
 
-@router.post("/chronicle/since")
+@router.post("/chronicle/since", response_model=TimelineResponse, response_model_exclude_unset=True)
 def knowledge_chronicle_since(
     project_id: str,
     memory_store_id: str,
@@ -57,7 +58,9 @@ def knowledge_chronicle_since(
     return svc.dates.chronicle_since(user, project_id, memory_store_id, body)
 
 
-@router.post("/chronicle/last_seen")
+@router.post(
+    "/chronicle/last_seen", response_model=LastSeenResponse, response_model_exclude_unset=True
+)
 def knowledge_chronicle_last_seen(
     project_id: str,
     memory_store_id: str,

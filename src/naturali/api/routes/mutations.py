@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from naturali.api.deps import CurrentUser, Service
+from naturali.api.records_schemas import HistoryResponse, Receipt, ResumeResponse
 from naturali.service.requests import (
     CorrectRequest,
     ResumeRequest,
@@ -20,7 +21,7 @@ router = APIRouter(
 )
 
 
-@router.post("/save")
+@router.post("/save", response_model=Receipt, response_model_exclude_unset=True)
 def knowledge_save(
     project_id: str, memory_store_id: str, body: SaveRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -29,7 +30,7 @@ def knowledge_save(
     return svc.mutations.save(user, project_id, memory_store_id, body)
 
 
-@router.post("/correct")
+@router.post("/correct", response_model=Receipt, response_model_exclude_unset=True)
 def knowledge_correct(
     project_id: str, memory_store_id: str, body: CorrectRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def knowledge_correct(
     return svc.mutations.correct(user, project_id, memory_store_id, body)
 
 
-@router.post("/withdraw")
+@router.post("/withdraw", response_model=Receipt, response_model_exclude_unset=True)
 def knowledge_withdraw(
     project_id: str, memory_store_id: str, body: WithdrawRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def knowledge_withdraw(
     return svc.mutations.withdraw(user, project_id, memory_store_id, body)
 
 
-@router.post("/resume")
+@router.post("/resume", response_model=ResumeResponse, response_model_exclude_unset=True)
 def knowledge_resume(
     project_id: str, memory_store_id: str, body: ResumeRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -53,7 +54,7 @@ def knowledge_resume(
     return svc.mutations.resume(user, project_id, memory_store_id)
 
 
-@router.get("/mutations/{requestId}")
+@router.get("/mutations/{requestId}", response_model=Receipt, response_model_exclude_unset=True)
 def knowledge_mutation(
     project_id: str,
     memory_store_id: str,
@@ -65,7 +66,11 @@ def knowledge_mutation(
     return svc.mutations.mutation(user, project_id, memory_store_id, requestId)
 
 
-@router.get("/records/{record_id}/history")
+@router.get(
+    "/records/{record_id}/history",
+    response_model=HistoryResponse,
+    response_model_exclude_unset=True,
+)
 def knowledge_history(
     project_id: str, memory_store_id: str, record_id: str, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:

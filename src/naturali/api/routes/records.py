@@ -8,6 +8,12 @@ from typing import Any
 from fastapi import APIRouter
 
 from naturali.api.deps import CurrentUser, Service
+from naturali.api.records_schemas import (
+    GrepResponse,
+    LookupResponse,
+    RecordResponse,
+    RecordsResponse,
+)
 from naturali.service.requests import GrepRequest, LookupRequest, RecordsRequest
 
 router = APIRouter(
@@ -16,7 +22,7 @@ router = APIRouter(
 )
 
 
-@router.post("/grep")
+@router.post("/grep", response_model=GrepResponse, response_model_exclude_unset=True)
 def knowledge_grep(
     project_id: str, memory_store_id: str, body: GrepRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -26,7 +32,7 @@ def knowledge_grep(
     return svc.records.grep(user, project_id, memory_store_id, body)
 
 
-@router.post("/lookup")
+@router.post("/lookup", response_model=LookupResponse, response_model_exclude_unset=True)
 def knowledge_lookup(
     project_id: str, memory_store_id: str, body: LookupRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -34,7 +40,7 @@ def knowledge_lookup(
     return svc.records.lookup(user, project_id, memory_store_id, body)
 
 
-@router.post("/records")
+@router.post("/records", response_model=RecordsResponse, response_model_exclude_unset=True)
 def knowledge_records(
     project_id: str, memory_store_id: str, body: RecordsRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -42,7 +48,9 @@ def knowledge_records(
     return svc.records.records(user, project_id, memory_store_id, body)
 
 
-@router.get("/records/{record_id}")
+@router.get(
+    "/records/{record_id}", response_model=RecordResponse, response_model_exclude_unset=True
+)
 def knowledge_record(
     project_id: str, memory_store_id: str, record_id: str, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
