@@ -55,3 +55,43 @@ def test_openapi_is_valid_and_complete(api: Api) -> None:
     assert "discriminator" in response["properties"]["results"]["items"]
     upload = paths["/v1/projects/{project_id}/documents"]["post"]["requestBody"]["content"]
     assert {"multipart/form-data", "application/json"} <= set(upload)
+
+
+def test_records_dates_and_writes_are_typed(api: Api) -> None:
+    schema = api.http.get("/openapi.json").json()
+    base = "/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge"
+    expected = {
+        ("/grep", "post"): "GrepResponse",
+        ("/lookup", "post"): "LookupResponse",
+        ("/records", "post"): "RecordsResponse",
+        ("/records/{record_id}", "get"): "RecordResponse",
+        ("/timeline", "post"): "TimelineResponse",
+        ("/chronicle/day", "post"): "TimelineResponse",
+        ("/chronicle/since", "post"): "TimelineResponse",
+        ("/chronicle/last_seen", "post"): "LastSeenResponse",
+        ("/save", "post"): "Receipt",
+        ("/correct", "post"): "Receipt",
+        ("/withdraw", "post"): "Receipt",
+        ("/resume", "post"): "ResumeResponse",
+        ("/mutations/{requestId}", "get"): "Receipt",
+        ("/records/{record_id}/history", "get"): "HistoryResponse",
+    }
+    for (path, method), model in expected.items():
+        op = schema["paths"][base + path][method]
+        ref = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+        assert ref.endswith("/" + model), (path, ref)
+    grep = schema["components"]["schemas"]["GrepRequest"]["properties"]
+    assert {
+        "query",
+        "mode",
+        "kind",
+        "type",
+        "tag",
+        "lifecycle",
+        "limit",
+        "offset",
+        "timeField",
+        "since",
+        "until",
+    } <= set(grep)
+    assert grep["limit"]["maximum"] == 50 and grep["offset"]["maximum"] == 500
