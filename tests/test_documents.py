@@ -229,3 +229,44 @@ def test_stored_file_is_content_addressed(api: Api) -> None:
     files = list((api.naturali.settings.data_dir / "files").iterdir())
     assert len(files) == 1 and files[0].read_bytes() == b"stored bytes"
     assert doc["file_id"] == "file_" + files[0].name[:16]
+
+
+def test_concurrent_new_versions_one_wins_the_other_conflicts(api: Api) -> None:
+    import threading
+
+    from naturali.errors import Conflict
+    from naturali.service.documents import Upload
+
+    project_id = api.project()
+    doc = api.doc(project_id, "/race.md", "version one")
+    owner = api.naturali.auth.authenticate(api.token)
+    documents = api.naturali.documents
+    # Both writers build their version from version 1 before either commits.
+    current = documents.get(owner, project_id, doc["id"])
+    barrier = threading.Barrier(2)
+    real_prepare = documents._prepare
+    outcomes: list[str] = []
+
+    def prepare(*args: object, **kwargs: object) -> object:
+        result = real_prepare(*args, **kwargs)  # type: ignore[arg-type]
+        barrier.wait(timeout=30)
+        return result
+
+    documents._prepare = prepare  # type: ignore[method-assign]
+
+    def write(text: str) -> None:
+        try:
+            documents._ingest(project_id, current, Upload(text.encode()))
+            outcomes.append("ok")
+        except Conflict as exc:
+            outcomes.append(exc.code)
+
+    threads = [threading.Thread(target=write, args=(f"version two by {n}",)) for n in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["ok", "version_conflict"]
+    final = api.get(f"/v1/projects/{project_id}/documents/{doc['id']}").json()
+    assert final["version"] == 2
+    assert len(api.naturali.storage.owner_chunks("document", [doc["id"]])) == 1

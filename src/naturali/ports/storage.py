@@ -44,6 +44,10 @@ class DocumentPathTaken(Exception):
     """A unique name (document path, store name) is already in use."""
 
 
+class VersionConflict(Exception):
+    """The document moved on (or went away) since the new version was built from it."""
+
+
 def memory_owner(store_id: str, memory_id: str) -> str:
     """A memory chunk's owner: record ids are unique within a store, not across stores."""
     return f"{store_id}/{memory_id}"

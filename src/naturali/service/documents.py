@@ -19,7 +19,7 @@ from naturali.ingest.chunk import chunk_pages
 from naturali.ingest.extract import extract
 from naturali.model import ChunkDraft, Document, User, utcnow
 from naturali.ports.embedder import Embedder
-from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage
+from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage, VersionConflict
 from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.vault.files import atomic_write
@@ -216,6 +216,12 @@ class Documents:
                     f"a document already exists at {document.path}",
                     code="path_taken",
                     param="path",
+                ) from exc
+            except VersionConflict as exc:
+                raise Conflict(
+                    f"document {document.id} changed while this version was ingested; retry",
+                    code="version_conflict",
+                    param="document_id",
                 ) from exc
             out.append(document)
         return out

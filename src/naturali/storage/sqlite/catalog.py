@@ -24,6 +24,7 @@ from naturali.ports.storage import (
     ChunkChanges,
     DocumentPathTaken,
     EmbeddedChunk,
+    VersionConflict,
     memory_owner,
 )
 from naturali.storage.sqlite import rows as mapping
@@ -208,9 +209,11 @@ class SqliteStorage:
                     raise DocumentPathTaken(d.path) from exc
             else:
                 try:
-                    conn.execute(
+                    # Fenced by the version the new one was built on: a concurrent writer
+                    # that got there first makes this a conflict, not a lost update.
+                    updated = conn.execute(
                         "UPDATE documents SET path = ?, title = ?, metadata = ?, tags = ?, "
-                        "version = ?, updated_at = ? WHERE id = ?",
+                        "version = ?, updated_at = ? WHERE id = ? AND version = ?",
                         (
                             d.path,
                             d.title,
@@ -219,10 +222,13 @@ class SqliteStorage:
                             d.version,
                             d.updated_at,
                             d.id,
+                            d.version - 1,
                         ),
-                    )
+                    ).rowcount
                 except sqlite3.IntegrityError as exc:
                     raise DocumentPathTaken(d.path) from exc
+                if updated != 1:
+                    raise VersionConflict(d.id)
                 conn.execute(
                     "DELETE FROM chunks WHERE source_type = 'document' AND owner_id = ?", (d.id,)
                 )
