@@ -71,3 +71,26 @@ def test_admin_errors_exit_non_zero(tmp_path: Path) -> None:
         ],
     )
     assert bad_role.exit_code == 2 and "role" in bad_role.output
+
+
+def test_search_knowledge_local_on_the_data_dir(tmp_path: Path, embedder: object) -> None:
+    from naturali.service.documents import Upload
+
+    naturali = Naturali(Settings(data_dir=tmp_path), embedder=embedder)  # type: ignore[arg-type]
+    naturali.bootstrap()
+    owner = naturali.storage.oldest_user()
+    assert owner
+    project, _ = naturali.projects.create(owner, "local")
+    doc = naturali.documents.create(
+        owner, project.id, Upload(b"Refunds take five business days.", path="/refunds.md")
+    )
+    naturali.close()
+    data = ["--data-dir", str(tmp_path), "--local", "--project-id", project.id]
+    table = runner.invoke(app, ["search-knowledge", "--query", "refund time", *data])
+    assert table.exit_code == 0, table.output
+    assert "/refunds.md" in table.output
+    raw = runner.invoke(app, ["search-knowledge", "--document-ids", doc.id, "--json", *data])
+    result = json.loads(raw.stdout)["results"][0]
+    assert result["document_id"] == doc.id and "similarity_score" not in result  # fetch
+    bad = runner.invoke(app, ["search-knowledge", "--query", "x", "--limit", "0", *data])
+    assert bad.exit_code != 0

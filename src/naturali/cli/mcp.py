@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from naturali.cli.common import DataDir, fail, settings
+from naturali.cli.common import DataDir, fail, local_user, settings
 
 
 def mcp(
@@ -39,15 +39,7 @@ def mcp(
         from naturali.service.app import Naturali
 
         naturali = Naturali(s)
-        if s.token:
-            user = naturali.auth.authenticate(s.token)
-        else:  # on the data dir itself: act as the project's owner
-            owners = [m for m in naturali.storage.list_members(project) if m.role == "owner"]
-            owner = naturali.storage.get_user(owners[0].user_id) if owners else None
-            if owner is None:
-                fail(f"project {project} not found in {s.data_dir}")
-            user = owner
-        backend = LocalBackend(naturali, user, project, store)
+        backend = LocalBackend(naturali, local_user(naturali, project, s.token), project, store)
     server = build(backend)
     if transport == "stdio":
         server.run("stdio")

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
-from naturali.cli.common import BaseUrl, Token, client, errors, parse_pairs, print_json
+from naturali.cli.common import (
+    BaseUrl,
+    DataDir,
+    Token,
+    client,
+    errors,
+    fail,
+    local_service,
+    local_user,
+    parse_pairs,
+    print_json,
+)
+from naturali.client import KnowledgeSearchResponse
 
 
 def search_knowledge(
@@ -36,25 +50,32 @@ def search_knowledge(
         bool, typer.Option("--include-memories/--no-include-memories")
     ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the raw response")] = False,
+    local: Annotated[bool, typer.Option("--local", help="Work on the data dir, no server")] = False,
+    data_dir: Annotated[Path | None, DataDir] = None,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
 ) -> None:
     """Search a project's documents and memories; a table by default, --json for raw."""
-    with errors(), client(base_url, token) as api:
-        response = api.knowledge.search_knowledge(
-            project_id=project_id,
-            query=query,
-            limit=limit,
-            min_similarity=min_similarity,
-            document_paths=document_paths,
-            document_ids=document_ids,
-            memory_store_ids=memory_store_ids,
-            tags=parse_pairs(tags, "--tags"),
-            include_documents=None if include_documents else False,
-            include_memories=None if include_memories else False,
-        )
+    body: dict[str, Any] = {
+        "query": query,
+        "limit": limit,
+        "min_similarity": min_similarity,
+        "document_paths": document_paths,
+        "document_ids": document_ids,
+        "memory_store_ids": memory_store_ids,
+        "tags": parse_pairs(tags, "--tags"),
+        "include_documents": None if include_documents else False,
+        "include_memories": None if include_memories else False,
+    }
+    body = {k: v for k, v in body.items() if v is not None}
+    with errors():
+        if local:
+            response = _local(project_id, body, data_dir, token)
+        else:
+            with client(base_url, token) as api:
+                response = api.knowledge.search_knowledge(project_id=project_id, **body)
     if as_json:
-        print_json(response.model_dump(mode="json", exclude_none=False))
+        print_json(response.model_dump(mode="json", exclude_unset=True))
         return
     if not response.results:
         typer.echo("no results")
@@ -68,3 +89,19 @@ def search_knowledge(
         text = " ".join((hit.content or "").split())
         typer.echo(f"{i:>2}. {hit.score:.4f}{similarity}  {where}")
         typer.echo(f"    {text[:160]}{'…' if len(text) > 160 else ''}")
+
+
+def _local(
+    project_id: str, body: dict[str, Any], data_dir: Path | None, token: str | None
+) -> KnowledgeSearchResponse:
+    # Imported here: the client path should not pay for loading the service stack.
+    from naturali.service.requests import SearchRequest
+
+    naturali = local_service(data_dir)
+    try:
+        request = SearchRequest.model_validate(body)
+    except ValidationError as exc:
+        fail(f"invalid request: {exc.errors()[0]['msg']}", 2)
+    user = local_user(naturali, project_id, token or naturali.settings.token)
+    results = naturali.search.search(user, project_id, request)
+    return KnowledgeSearchResponse.model_validate({"results": results})
