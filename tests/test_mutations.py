@@ -241,3 +241,16 @@ def test_record_ids_never_name_paths(store: Store, bad_id: str) -> None:
     assert_error(r, 400)
     assert list(store.vault.parent.parent.rglob("escape*")) == []
     assert list(store.vault.glob("*.md")) == []
+
+
+def test_creating_an_id_that_files_already_claim_is_a_conflict(store: Store) -> None:
+    from records_vault import write
+
+    write(store.vault, "clm_twice", "one", name="a.md")
+    write(store.vault, "clm_twice", "two", name="b.md")
+    r = store.api.post(
+        f"{store.base}/save",
+        json={"requestId": "t1", "id": "clm_twice", "record": {"kind": "claim", "title": "x"}},
+    )
+    assert_error(r, 409, "record_exists")
+    assert not (store.vault / "clm_twice.md").exists()

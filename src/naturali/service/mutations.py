@@ -318,10 +318,7 @@ class Mutations:
             raise InvalidRequest(
                 "id must be a plain record id, not a path", code="invalid_id", param="id"
             )
-        if record_id in view.scan.records or any(
-            i.message.startswith("duplicate id") and f"'{record_id}'" in i.message
-            for i in view.scan.issues
-        ):
+        if record_id in view.scan.records or record_id in view.scan.duplicates:
             raise Conflict(f"record {record_id} already exists", code="record_exists", param="id")
         front = {
             "format": "knowledge-record-v1",

@@ -64,6 +64,7 @@ class Scan:
     issues: list[Issue]
     scanned_at: str
     stats: dict[str, Stat] = field(default_factory=dict)
+    duplicates: frozenset[str] = frozenset()  # ids more than one file claims
 
 
 class VaultScanner:
@@ -92,7 +93,8 @@ class VaultScanner:
                 if cached is None or cached[0] != stat:
                     self._drop(relative)
                     self._add(relative, stat, _read(self.vault, relative))
-            self._last = Scan(dict(self._unique), self._issues(), utcnow(), stats)
+            duplicates = frozenset(i for i, paths in self._paths_by_id.items() if len(paths) > 1)
+            self._last = Scan(dict(self._unique), self._issues(), utcnow(), stats, duplicates)
             return self._last
 
     def _add(self, relative: str, stat: Stat, item: ScannedRecord | Issue) -> None:

@@ -101,10 +101,6 @@ class SqliteState:
         ]
         return out
 
-    def add_guard(self, guard: GuardRow) -> None:
-        with self.db.write() as conn:
-            self._insert_guard(conn, guard)
-
     @staticmethod
     def _insert_guard(conn: sqlite3.Connection, guard: GuardRow) -> None:
         if guard.lifecycle == "withdrawn":
