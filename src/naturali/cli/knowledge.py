@@ -291,6 +291,21 @@ def _store_url(project_id: str, store_id: str) -> str:
     return f"/v1/projects/{project_id}/memory_stores/{store_id}/knowledge"
 
 
+def _send(
+    base_url: str | None,
+    token: str | None,
+    project_id: str,
+    store_id: str,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+) -> None:
+    """One write-side call through the SDK; prints the response."""
+    with errors(), client(base_url, token) as api:
+        extra = {"json": body} if body is not None else {}
+        print_json(api.request(method, _store_url(project_id, store_id) + path, **extra))
+
+
 def _json_option(value: str | None, name: str) -> Any:
     import json
 
@@ -325,14 +340,8 @@ def save(
         "expectedRevision": expected_revision,
         "expectedHash": expected_hash,
     }
-    with errors(), client(base_url, token) as api:
-        print_json(
-            api.request(
-                "POST",
-                _store_url(project_id, store_id) + "/save",
-                json={k: v for k, v in body.items() if v is not None},
-            )
-        )
+    body = {k: v for k, v in body.items() if v is not None}
+    _send(base_url, token, project_id, store_id, "POST", "/save", body)
 
 
 @app.command()
@@ -357,8 +366,7 @@ def correct(
         "reason": reason,
         "replacement": _json_option(replacement, "--replacement"),
     }
-    with errors(), client(base_url, token) as api:
-        print_json(api.request("POST", _store_url(project_id, store_id) + "/correct", json=body))
+    _send(base_url, token, project_id, store_id, "POST", "/correct", body)
 
 
 @app.command()
@@ -373,8 +381,7 @@ def withdraw(
 ) -> None:
     """Withdraw a record with a reason (knowledge_withdraw); prints the receipt."""
     body = {"requestId": request_id, "id": record_id, "reason": reason}
-    with errors(), client(base_url, token) as api:
-        print_json(api.request("POST", _store_url(project_id, store_id) + "/withdraw", json=body))
+    _send(base_url, token, project_id, store_id, "POST", "/withdraw", body)
 
 
 @app.command()
@@ -385,8 +392,7 @@ def resume(
     token: Annotated[str | None, Token] = None,
 ) -> None:
     """Finish interrupted writes and retry pending Git commits (knowledge_resume)."""
-    with errors(), client(base_url, token) as api:
-        print_json(api.request("POST", _store_url(project_id, store_id) + "/resume", json={}))
+    _send(base_url, token, project_id, store_id, "POST", "/resume", {})
 
 
 @app.command()
@@ -398,10 +404,7 @@ def mutation(
     token: Annotated[str | None, Token] = None,
 ) -> None:
     """A write's receipt (knowledge_mutation)."""
-    with errors(), client(base_url, token) as api:
-        print_json(
-            api.request("GET", _store_url(project_id, store_id) + f"/mutations/{request_id}")
-        )
+    _send(base_url, token, project_id, store_id, "GET", f"/mutations/{request_id}")
 
 
 @app.command()
@@ -413,7 +416,4 @@ def history(
     token: Annotated[str | None, Token] = None,
 ) -> None:
     """A record's revisions with their receipts (knowledge_history)."""
-    with errors(), client(base_url, token) as api:
-        print_json(
-            api.request("GET", _store_url(project_id, store_id) + f"/records/{record_id}/history")
-        )
+    _send(base_url, token, project_id, store_id, "GET", f"/records/{record_id}/history")
