@@ -103,3 +103,21 @@ def assert_error(response: Any, status: int, code: str | None = None) -> dict[st
     if code:
         assert body["error"]["code"] == code, body
     return dict(body["error"])
+
+
+class StoreVault:
+    """A project with one memory store whose vault the test writes files into."""
+
+    def __init__(self, api: Api) -> None:
+        from records_vault import write
+
+        self._write = write
+        self.api = api
+        self.project = api.project()
+        r = api.post(f"/v1/projects/{self.project}/memory_stores", json={"name": "kb"})
+        self.store = r.json()["id"]
+        self.path: Path = api.naturali.memories.vault(self.store)
+        self.base = f"/v1/projects/{self.project}/memory_stores/{self.store}/knowledge"
+
+    def write(self, record_id: str, body: str = "", **front: Any) -> Path:
+        return self._write(self.path, record_id, body, **front)

@@ -5,27 +5,14 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Api, assert_error
-from records_vault import write
+from conftest import Api, StoreVault, assert_error
 
 
-class Vault:
-    def __init__(self, api: Api) -> None:
-        self.api = api
-        self.project = api.project()
-        r = api.post(f"/v1/projects/{self.project}/memory_stores", json={"name": "kb"})
-        self.store = r.json()["id"]
-        self.path: Path = api.naturali.memories.vault(self.store)
-        self.base = f"/v1/projects/{self.project}/memory_stores/{self.store}/knowledge"
-
-    def write(self, record_id: str, body: str = "", **front: Any) -> Path:
-        return write(self.path, record_id, body, **front)
-
+class Vault(StoreVault):
     def grep(self, query: str, status: int = 200, **params: Any) -> dict[str, Any]:
         r = self.api.post(f"{self.base}/grep", json={"query": query, **params})
         assert r.status_code == status, r.text
