@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import resource
 import statistics
 import tempfile
@@ -14,7 +15,11 @@ from naturali.service.app import Naturali
 from naturali.service.documents import Upload
 from naturali.settings import Settings
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# The evaluation collections: shared/data beside the checkout, or NATURALI_BENCH_DATA.
+DATA = Path(
+    os.environ.get("NATURALI_BENCH_DATA")
+    or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
 
 
 def corpus(path: Path) -> Iterator[dict[str, str]]:
