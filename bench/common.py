@@ -17,8 +17,7 @@ from naturali.settings import Settings
 
 # The evaluation collections: shared/data beside the checkout, or NATURALI_BENCH_DATA.
 DATA = Path(
-    os.environ.get("NATURALI_BENCH_DATA")
-    or Path(__file__).resolve().parents[2] / "shared" / "data"
+    os.environ.get("NATURALI_BENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
 )
 
 
