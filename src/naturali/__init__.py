@@ -4,6 +4,19 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from naturali.client import Client, NaturaliAPIError  # noqa: E402
+from naturali.client import (  # noqa: E402
+    Client,
+    NaturaliAPIError,
+    NaturaliClientError,
+    NaturaliConnectionError,
+    NaturaliTimeoutError,
+)
 
-__all__ = ["Client", "NaturaliAPIError", "__version__"]
+__all__ = [
+    "Client",
+    "NaturaliAPIError",
+    "NaturaliClientError",
+    "NaturaliConnectionError",
+    "NaturaliTimeoutError",
+    "__version__",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -9,11 +10,31 @@ from typing import Any, Literal
 Role = Literal["owner", "editor", "viewer"]
 ROLES: tuple[Role, ...] = ("owner", "editor", "viewer")
 SourceType = Literal["document", "memory"]
+# A memory's tags come from its record's ``key:value`` strings, where a key may repeat: one
+# value is a string, several are a list in file order, so no value is dropped.
+MemoryTags = dict[str, str | list[str]]
 
 
 def utcnow() -> str:
     """Timestamps are ISO 8601 UTC with microseconds and a ``Z``."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def tag_pairs(tags: Mapping[str, str | list[str]]) -> set[tuple[str, str]]:
+    """Every key:value pair of a tag map, a repeated key contributing each of its values."""
+    pairs: set[tuple[str, str]] = set()
+    for key, value in tags.items():
+        pairs.update((key, item) for item in ([value] if isinstance(value, str) else value))
+    return pairs
+
+
+def tags_from_strings(values: Iterable[str]) -> MemoryTags:
+    """Record tags (``key:value``; a bare ``name`` has the value "") as a tag map."""
+    grouped: dict[str, list[str]] = {}
+    for value in values:
+        key, _, item = value.partition(":")
+        grouped.setdefault(key, []).append(item)
+    return {k: v[0] if len(v) == 1 else v for k, v in grouped.items()}
 
 
 @dataclass(frozen=True)
@@ -104,7 +125,7 @@ class Memory:
     memory_store_id: str
     title: str
     content: str
-    tags: dict[str, str]
+    tags: MemoryTags
     revision: int
     content_hash: str
     created_at: str

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
+from fastapi.openapi.utils import get_openapi
 
 from naturali import __version__
 from naturali.api import errors
-from naturali.api.errors import ErrorResponse, error_response
+from naturali.api.errors import error_response
 from naturali.api.routes import (
     dates,
     documents,
@@ -20,26 +22,12 @@ from naturali.api.routes import (
 )
 from naturali.service.app import Naturali
 
-_ERRORS = {
-    status: {"model": ErrorResponse, "description": text}
-    for status, text in (
-        (400, "Invalid request"),
-        (401, "Missing or bad token"),
-        (403, "Role does not allow it"),
-        (404, "Not found (or not a member)"),
-        (409, "Conflict"),
-        (413, "Upload too large"),
-        (415, "Unsupported media type"),
-    )
-}
-
 
 def create_app(naturali: Naturali) -> FastAPI:
     app = FastAPI(
         title="naturali",
         version=__version__,
         description="A self-hosted knowledge layer for AI agents.",
-        responses=_ERRORS,  # type: ignore[arg-type]
     )
     app.state.naturali = naturali
     errors.install(app)
@@ -63,8 +51,36 @@ def create_app(naturali: Naturali) -> FastAPI:
             )
         return await call_next(request)
 
+    _document_errors(app)
+
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
     return app
+
+
+def _document_errors(app: FastAPI) -> None:
+    """OpenAPI lists the errors each operation really gives: 400 and 401 everywhere, 404 on
+    routes with ids in the path, and what the route declares itself (403, 409, 413, 415).
+    FastAPI's default 422 is never returned here, so it is taken out."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
+        for path, operations in schema["paths"].items():
+            for operation in operations.values():
+                responses = operation["responses"]
+                responses.pop("422", None)
+                statuses = [400, 401] + ([404] if "{" in path else [])
+                for status in statuses:
+                    responses.setdefault(str(status), errors.openapi_entry(status))
+        for name in ("HTTPValidationError", "ValidationError"):
+            schema["components"]["schemas"].pop(name, None)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

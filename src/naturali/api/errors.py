@@ -4,6 +4,7 @@ Validation failures are 400 (never FastAPI's default 422 shape)."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -27,6 +28,9 @@ _HTTP_TYPES = {
 }
 
 
+_LOCATIONS = ("body", "query", "path", "header", "cookie")
+
+
 class ErrorBody(BaseModel):
     type: str
     code: str
@@ -38,21 +42,55 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
+_DESCRIPTIONS = {
+    400: "Invalid request",
+    401: "Missing or bad token",
+    403: "The member's role does not allow it",
+    404: "Not found (or not a member of the project)",
+    409: "Conflict",
+    413: "Request body too large",
+    415: "Unsupported media type",
+}
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, object]]:
+    """OpenAPI entries for the error statuses a route gives beyond those every route gives
+    (see ``api.app._document_errors``)."""
+    return {s: {"model": ErrorResponse, "description": _DESCRIPTIONS[s]} for s in statuses}
+
+
+def openapi_entry(status: int) -> dict[str, Any]:
+    """A rendered OpenAPI response for an error status (ErrorResponse is a component, as
+    routes that declare ``responses`` reference it)."""
+    return {
+        "description": _DESCRIPTIONS[status],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
+    }
+
+
 def error_response(
     status: int, type_: str, code: str, message: str, param: str | None = None
 ) -> JSONResponse:
     body = {"error": {"type": type_, "code": code, "message": message, "param": param}}
-    return JSONResponse(body, status_code=status)
+    # RFC 6750: a 401 names the scheme the client must use.
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
-def from_validation(errors: list[dict[str, object]]) -> InvalidRequest:
-    """The first pydantic error as an InvalidRequest naming the offending field."""
+def from_validation(errors: list[dict[str, object]], *, located: bool = False) -> InvalidRequest:
+    """The first pydantic error as an InvalidRequest naming the offending field. ``located``:
+    FastAPI's errors, whose path starts with where the value came from."""
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     raw_loc = first.get("loc", ())
-    parts = raw_loc if isinstance(raw_loc, (list, tuple)) else ()
-    loc = [str(p) for p in parts if p not in ("body", "query", "path")]
-    param = ".".join(loc) or None
+    parts = list(raw_loc) if isinstance(raw_loc, (list, tuple)) else []
+    # FastAPI puts where the value came from first ("body", "query", "path", "header"); the
+    # rest is the field's own path, whatever its name (a body field may be called "query").
+    if located and parts and parts[0] in _LOCATIONS:
+        parts = parts[1:]
     kind = str(first.get("type", ""))
+    param = ".".join(str(p) for p in parts) or None
+    if kind == "json_invalid":
+        param = None  # the location is a character offset, not a field
     message = str(first.get("msg", "invalid request"))
     if kind == "extra_forbidden":
         message = f"unknown field {param!r}"
@@ -76,7 +114,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        err = from_validation(list(exc.errors()))
+        err = from_validation(list(exc.errors()), located=True)
         return error_response(400, err.type, err.code, err.message, err.param)
 
     @app.exception_handler(ValidationError)

@@ -93,7 +93,9 @@ class MemoryOut(BaseModel):
     memory_store_id: str
     title: str
     content: str
-    tags: dict[str, str]
+    tags: dict[str, str | list[str]] = Field(
+        description="The record's key:value tags; a key with several values maps to a list."
+    )
     revision: int
     content_hash: str
     created_at: str

@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
-from naturali.client import Client, NaturaliAPIError
+from naturali.client import Client, NaturaliAPIError, NaturaliConnectionError
 from naturali.errors import NaturaliError
 from naturali.settings import Settings
 
@@ -43,6 +43,11 @@ def errors() -> Iterator[None]:
         fail(
             f"{exc.message} ({exc.code}{', param ' + str(exc.param) if exc.param else ''})",
             2 if exc.status < 500 else 1,
+        )
+    except NaturaliConnectionError as exc:
+        fail(
+            f"{exc.message} at {exc.url}; check that `naturali serve` is running there "
+            "(--base-url or NATURALI_BASE_URL)"
         )
     except NaturaliError as exc:
         fail(f"{exc.message} ({exc.code})", 2 if exc.status < 500 else 1)

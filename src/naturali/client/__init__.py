@@ -5,7 +5,13 @@
 >>> for hit in hits.results: print(hit.score, hit.source_type, hit.content)
 """
 
-from naturali.client._client import Client, NaturaliAPIError
+from naturali.client._client import (
+    Client,
+    NaturaliAPIError,
+    NaturaliClientError,
+    NaturaliConnectionError,
+    NaturaliTimeoutError,
+)
 from naturali.client._models import (
     Document,
     DocumentKnowledgeResult,
@@ -25,5 +31,8 @@ __all__ = [
     "MemoryKnowledgeResult",
     "MemoryStore",
     "NaturaliAPIError",
+    "NaturaliClientError",
+    "NaturaliConnectionError",
+    "NaturaliTimeoutError",
     "Project",
 ]

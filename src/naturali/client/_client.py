@@ -17,9 +17,13 @@ from naturali.client._models import (
 )
 
 
-class NaturaliAPIError(Exception):
-    """A failed call: ``status``, and the error shape's ``type``, ``code``, ``message``,
-    ``param``."""
+class NaturaliClientError(Exception):
+    """Any failed call: the server answered with an error, or could not be reached."""
+
+
+class NaturaliAPIError(NaturaliClientError):
+    """The server answered with an error: ``status``, and the error shape's ``type``,
+    ``code``, ``message``, ``param``."""
 
     def __init__(self, status: int, error: dict[str, Any]) -> None:
         self.status = status
@@ -30,12 +34,32 @@ class NaturaliAPIError(Exception):
         super().__init__(f"{self.status} {self.code}: {self.message}")
 
 
+class NaturaliConnectionError(NaturaliClientError):
+    """The server could not be reached, or the connection failed mid-call: ``url`` and
+    ``message`` say which and why (no status: nothing was answered)."""
+
+    def __init__(self, url: str, message: str) -> None:
+        self.url = url
+        self.message = message
+        super().__init__(f"{message}: {url}")
+
+
+class NaturaliTimeoutError(NaturaliConnectionError):
+    """The server did not answer within the client's ``timeout``."""
+
+
 class _Resource:
     def __init__(self, http: httpx.Client) -> None:
         self._http = http
 
     def _call(self, method: str, url: str, **kwargs: Any) -> Any:
-        response = self._http.request(method, url, **kwargs)
+        try:
+            response = self._http.request(method, url, **kwargs)
+        except httpx.TimeoutException as exc:
+            raise NaturaliTimeoutError(_where(exc, url), "no answer in time") from exc
+        except httpx.TransportError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise NaturaliConnectionError(_where(exc, url), f"cannot connect ({reason})") from exc
         if response.status_code >= 400:
             try:
                 error = response.json()["error"]
@@ -43,6 +67,13 @@ class _Resource:
                 error = {"type": "api_error", "message": response.text[:500]}
             raise NaturaliAPIError(response.status_code, error)
         return response.json() if response.content else None
+
+
+def _where(exc: httpx.TransportError, url: str) -> str:
+    try:
+        return str(exc.request.url)
+    except RuntimeError:  # no request attached
+        return url
 
 
 def _clean(body: dict[str, Any]) -> dict[str, Any]:

@@ -51,7 +51,7 @@ class Memory(_Model):
     memory_store_id: str
     title: str
     content: str
-    tags: dict[str, str]
+    tags: dict[str, str | list[str]]  # a key with several values maps to a list
     revision: int
     created_at: str
     updated_at: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from naturali.client import Client, NaturaliAPIError
+from naturali.client import Client, NaturaliAPIError, NaturaliConnectionError
 from naturali.errors import NaturaliError
 from naturali.model import User
 from naturali.service import requests as req
@@ -120,6 +120,8 @@ class RemoteBackend:
             return dict(self._client.request(method, base + path, json=params))
         except NaturaliAPIError as exc:
             raise BackendError(_explain(exc.message, exc.param)) from exc
+        except NaturaliConnectionError as exc:
+            raise BackendError(f"{exc}; check that the naturali server is running") from exc
 
 
 def _explain(message: str, param: object) -> str:

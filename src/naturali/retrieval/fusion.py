@@ -25,11 +25,26 @@ def _minmax(values: Floats) -> Floats:
     return ((values - low) / (high - low)).astype(np.float32)
 
 
-def blend(vector: Floats, lexical: Floats, alpha: float = ALPHA) -> Floats:
-    """Fused scores for candidates whose per-leg scores are ``vector`` and ``lexical``."""
+def blend(
+    vector: Floats,
+    lexical: Floats,
+    alpha: float = ALPHA,
+    vector_ok: npt.NDArray[np.bool_] | None = None,
+) -> Floats:
+    """Fused scores for candidates whose per-leg scores are ``vector`` and ``lexical``.
+
+    ``vector_ok`` marks the candidates whose cosine reached ``min_similarity``: the others
+    take part through the lexical leg alone (vector share 0), and the vector range is taken
+    over the eligible ones only, so a candidate under the floor cannot move the ranking."""
     if vector.size == 0:
         return vector
-    return (alpha * _minmax(vector) + (1.0 - alpha) * _minmax(lexical)).astype(np.float32)
+    if vector_ok is None:
+        vector_part = _minmax(vector)
+    else:
+        vector_part = np.zeros_like(vector)
+        if vector_ok.any():
+            vector_part[vector_ok] = _minmax(vector[vector_ok])
+    return (alpha * vector_part + (1.0 - alpha) * _minmax(lexical)).astype(np.float32)
 
 
 def rrf(vector_rank: npt.NDArray[np.int64], lexical_rank: npt.NDArray[np.int64]) -> Floats:

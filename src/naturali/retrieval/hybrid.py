@@ -63,7 +63,8 @@ def rank(
                 _ranks(candidates, vector_candidates), _ranks(candidates, lexical_candidates)
             )
         else:
-            fused = fusion.blend(similarity[candidates], lexical[candidates])
+            vector_ok = None if min_similarity is None else similarity[candidates] >= min_similarity
+            fused = fusion.blend(similarity[candidates], lexical[candidates], vector_ok=vector_ok)
     order = np.lexsort((index.seqs[candidates], -fused))[:limit]
     return [
         Ranked(int(candidates[i]), float(fused[i]), float(similarity[candidates[i]])) for i in order

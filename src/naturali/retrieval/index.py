@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from naturali.model import Chunk
+from naturali.model import Chunk, tag_pairs
 from naturali.ports.storage import Storage
 from naturali.retrieval.lexical import LexicalIndex
 
@@ -172,7 +172,7 @@ class IndexRegistry:
         for (store_id, memory_id), memory in self._storage.get_store_memories(keys).items():
             code = index.owner_code[owner_key("memory", f"{store_id}/{memory_id}")]
             index.owner_attrs[code] = OwnerAttrs(
-                MEMORY, memory_id, store_id=store_id, tags=tuple(sorted(memory.tags.items()))
+                MEMORY, memory_id, store_id=store_id, tags=tuple(sorted(tag_pairs(memory.tags)))
             )
 
     def reset(self) -> None:

@@ -20,7 +20,7 @@ from naturali.errors import Conflict, InvalidRequest, NotFound
 from naturali.ids import new_id
 from naturali.ingest.chunk import chunk_pages
 from naturali.ingest.extract import Page
-from naturali.model import Memory, MemoryStore, User, utcnow
+from naturali.model import Memory, MemoryStore, User, tags_from_strings, utcnow
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage
 from naturali.retrieval.eligibility import Entry
@@ -45,14 +45,6 @@ class ReconcileReport:
 
 def tags_to_strings(tags: dict[str, str]) -> list[str]:
     return [f"{k}:{v}" for k, v in tags.items()]
-
-
-def strings_to_tags(values: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for value in values:
-        key, _, item = value.partition(":")
-        out[key] = item
-    return out
 
 
 class Memories:
@@ -280,7 +272,7 @@ class Memories:
             memory_store_id=store.id,
             title=record.title,
             content=record.body,
-            tags=strings_to_tags(record.tags),
+            tags=tags_from_strings(record.tags),
             revision=record.revision,
             content_hash=digest,
             created_at=str(record.front.get("recorded_at") or now),

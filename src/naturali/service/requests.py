@@ -53,8 +53,8 @@ class SearchRequest(Strict):
     @field_validator("query")
     @classmethod
     def _query_not_blank(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("query must not be empty")
+        if value is not None and not validation.has_visible(value):
+            raise ValueError("query must not be empty (it has no visible characters)")
         return value
 
     @field_validator("document_paths")
@@ -67,6 +67,8 @@ class SearchRequest(Strict):
     @field_validator("tags")
     @classmethod
     def _tags(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value == {}:
+            raise ValueError("tags must have at least one key-value pair")
         return None if value is None else validation.tags(value)
 
 

@@ -258,9 +258,8 @@ def _allowed_memories(
         attrs = index.owner_attrs.get(int(code))
         if attrs is None or attrs.store_id not in store_ids or attrs.store_id not in stores:
             continue
-        # A store's tags count as well as the memory's own (the memory's win on a clash).
-        tags = {**stores[attrs.store_id].tags, **dict(attrs.tags)}
-        if wanted and not wanted <= set(tags.items()):
+        # A store's tags count as well as the memory's own: every pair of either.
+        if wanted and not wanted <= set(stores[attrs.store_id].tags.items()) | set(attrs.tags):
             continue
         allowed[int(code)] = True
     return allowed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 from naturali.errors import InvalidRequest
@@ -14,6 +15,16 @@ MAX_TAG_CHARS = 256
 MAX_METADATA_BYTES = 64 * 1024
 MAX_TITLE_CHARS = 512
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+# Whitespace, controls, format characters (zero-width space and joiners, BOM, bidi marks) and
+# unassigned or private code points carry no text a search could match.
+_INVISIBLE = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zs", "Zl", "Zp"})
+
+
+def has_visible(text: str) -> bool:
+    """Whether ``text`` has at least one character that is not blank or invisible."""
+    return any(unicodedata.category(c) not in _INVISIBLE for c in text)
 
 
 def logical_path(path: str, param: str = "path", *, prefix: bool = False) -> str:

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.api.errors import from_validation
 from naturali.api.schemas import Deleted, DocumentList, DocumentOut
@@ -97,7 +98,13 @@ async def _read_upload(request: Request, *, update: bool) -> Upload:
     )
 
 
-@router.post("", status_code=201, response_model=DocumentOut, openapi_extra=_body_doc(DocumentText))
+@router.post(
+    "",
+    status_code=201,
+    response_model=DocumentOut,
+    openapi_extra=_body_doc(DocumentText),
+    responses=errors.responses(403, 409, 413, 415),
+)
 async def create_document(
     project_id: str, request: Request, user: CurrentUser, svc: Service
 ) -> DocumentOut:
@@ -128,7 +135,10 @@ def get_document(project_id: str, document_id: str, user: CurrentUser, svc: Serv
 
 
 @router.put(
-    "/{document_id}", response_model=DocumentOut, openapi_extra=_body_doc(DocumentTextUpdate)
+    "/{document_id}",
+    response_model=DocumentOut,
+    openapi_extra=_body_doc(DocumentTextUpdate),
+    responses=errors.responses(403, 409, 413, 415),
 )
 async def update_document(
     project_id: str, document_id: str, request: Request, user: CurrentUser, svc: Service
@@ -139,7 +149,7 @@ async def update_document(
     return DocumentOut.of(document)
 
 
-@router.delete("/{document_id}", response_model=Deleted)
+@router.delete("/{document_id}", response_model=Deleted, responses=errors.responses(403))
 def delete_document(project_id: str, document_id: str, user: CurrentUser, svc: Service) -> Deleted:
     svc.documents.delete(user, project_id, document_id)
     return Deleted(id=document_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.api.schemas import Deleted, MemoryList, MemoryOut, MemoryStoreList, MemoryStoreOut
 from naturali.service.requests import (
@@ -16,7 +17,9 @@ from naturali.service.requests import (
 router = APIRouter(prefix="/v1/projects/{project_id}/memory_stores", tags=["memory stores"])
 
 
-@router.post("", status_code=201, response_model=MemoryStoreOut)
+@router.post(
+    "", status_code=201, response_model=MemoryStoreOut, responses=errors.responses(403, 409)
+)
 def create_store(
     project_id: str, body: MemoryStoreCreate, user: CurrentUser, svc: Service
 ) -> MemoryStoreOut:
@@ -36,7 +39,9 @@ def get_store(
     return MemoryStoreOut.of(svc.memories.get_store(user, project_id, memory_store_id))
 
 
-@router.patch("/{memory_store_id}", response_model=MemoryStoreOut)
+@router.patch(
+    "/{memory_store_id}", response_model=MemoryStoreOut, responses=errors.responses(403, 409)
+)
 def update_store(
     project_id: str,
     memory_store_id: str,
@@ -48,13 +53,18 @@ def update_store(
     return MemoryStoreOut.of(store)
 
 
-@router.delete("/{memory_store_id}", response_model=Deleted)
+@router.delete("/{memory_store_id}", response_model=Deleted, responses=errors.responses(403))
 def delete_store(project_id: str, memory_store_id: str, user: CurrentUser, svc: Service) -> Deleted:
     svc.memories.delete_store(user, project_id, memory_store_id)
     return Deleted(id=memory_store_id)
 
 
-@router.post("/{memory_store_id}/memories", status_code=201, response_model=MemoryOut)
+@router.post(
+    "/{memory_store_id}/memories",
+    status_code=201,
+    response_model=MemoryOut,
+    responses=errors.responses(403, 409),
+)
 def create_memory(
     project_id: str, memory_store_id: str, body: MemoryCreate, user: CurrentUser, svc: Service
 ) -> MemoryOut:
@@ -79,7 +89,11 @@ def get_memory(
     return MemoryOut.of(svc.memories.get(user, project_id, memory_store_id, memory_id))
 
 
-@router.patch("/{memory_store_id}/memories/{memory_id}", response_model=MemoryOut)
+@router.patch(
+    "/{memory_store_id}/memories/{memory_id}",
+    response_model=MemoryOut,
+    responses=errors.responses(403, 409),
+)
 def update_memory(
     project_id: str,
     memory_store_id: str,
@@ -94,7 +108,11 @@ def update_memory(
     return MemoryOut.of(memory)
 
 
-@router.delete("/{memory_store_id}/memories/{memory_id}", response_model=Deleted)
+@router.delete(
+    "/{memory_store_id}/memories/{memory_id}",
+    response_model=Deleted,
+    responses=errors.responses(403, 409),
+)
 def delete_memory(
     project_id: str, memory_store_id: str, memory_id: str, user: CurrentUser, svc: Service
 ) -> Deleted:

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.api.records_schemas import HistoryResponse, Receipt, ResumeResponse
 from naturali.service.requests import (
@@ -21,7 +22,12 @@ router = APIRouter(
 )
 
 
-@router.post("/save", response_model=Receipt, response_model_exclude_unset=True)
+@router.post(
+    "/save",
+    response_model=Receipt,
+    response_model_exclude_unset=True,
+    responses=errors.responses(403, 409),
+)
 def knowledge_save(
     project_id: str, memory_store_id: str, body: SaveRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -30,7 +36,12 @@ def knowledge_save(
     return svc.mutations.save(user, project_id, memory_store_id, body)
 
 
-@router.post("/correct", response_model=Receipt, response_model_exclude_unset=True)
+@router.post(
+    "/correct",
+    response_model=Receipt,
+    response_model_exclude_unset=True,
+    responses=errors.responses(403, 409),
+)
 def knowledge_correct(
     project_id: str, memory_store_id: str, body: CorrectRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -38,7 +49,12 @@ def knowledge_correct(
     return svc.mutations.correct(user, project_id, memory_store_id, body)
 
 
-@router.post("/withdraw", response_model=Receipt, response_model_exclude_unset=True)
+@router.post(
+    "/withdraw",
+    response_model=Receipt,
+    response_model_exclude_unset=True,
+    responses=errors.responses(403, 409),
+)
 def knowledge_withdraw(
     project_id: str, memory_store_id: str, body: WithdrawRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:
@@ -46,7 +62,12 @@ def knowledge_withdraw(
     return svc.mutations.withdraw(user, project_id, memory_store_id, body)
 
 
-@router.post("/resume", response_model=ResumeResponse, response_model_exclude_unset=True)
+@router.post(
+    "/resume",
+    response_model=ResumeResponse,
+    response_model_exclude_unset=True,
+    responses=errors.responses(403),
+)
 def knowledge_resume(
     project_id: str, memory_store_id: str, body: ResumeRequest, user: CurrentUser, svc: Service
 ) -> dict[str, Any]:

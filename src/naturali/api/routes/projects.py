@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.api.schemas import MemberList, MemberOut, ProjectList, ProjectOut
 from naturali.service.requests import MemberRole, ProjectCreate
@@ -33,7 +34,11 @@ def list_members(project_id: str, user: CurrentUser, svc: Service) -> MemberList
     return MemberList(data=[MemberOut.of(m) for m in svc.projects.members(user, project_id)])
 
 
-@router.put("/{project_id}/members/{user_id}", response_model=MemberOut)
+@router.put(
+    "/{project_id}/members/{user_id}",
+    response_model=MemberOut,
+    responses=errors.responses(403, 409),
+)
 def put_member(
     project_id: str, user_id: str, body: MemberRole, user: CurrentUser, svc: Service
 ) -> MemberOut:
@@ -41,6 +46,8 @@ def put_member(
     return MemberOut.of(svc.projects.put_member(user, project_id, user_id, body.role))
 
 
-@router.delete("/{project_id}/members/{user_id}", status_code=204)
+@router.delete(
+    "/{project_id}/members/{user_id}", status_code=204, responses=errors.responses(403, 409)
+)
 def remove_member(project_id: str, user_id: str, user: CurrentUser, svc: Service) -> None:
     svc.projects.remove_member(user, project_id, user_id)
