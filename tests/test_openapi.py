@@ -32,7 +32,8 @@ def test_openapi_is_valid_and_complete(api: Api) -> None:
     for path, ops in paths.items():
         for method, op in ops.items():
             assert "400" in op["responses"] or method == "get", (path, method)
-            for status in ("401", "404"):
+            # 404 where the path names something that may not exist (or not be yours).
+            for status in ("401", "404") if "{" in path else ("401",):
                 ref = op["responses"][status]["content"]["application/json"]["schema"]["$ref"]
                 assert ref.endswith("/ErrorResponse"), (path, method)
     search = paths["/v1/projects/{project_id}/knowledge/search"]["post"]

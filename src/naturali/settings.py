@@ -34,6 +34,8 @@ class Settings:
     # Vault writes: commit each mutation to the vault's own Git repository.
     vault_git: bool = True
     git_binary: str = "git"
+    # A vault with more record files than this is refused, never searched in part.
+    vault_max_files: int = 200_000
     # Client side (CLI, MCP over HTTP).
     base_url: str = "http://127.0.0.1:8600"
     token: str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Open(BaseModel):
@@ -164,11 +164,12 @@ class TimelineRow(_Open):
 
 class TimelineResponse(_Open):
     rows: list[TimelineRow]
-    total: int
+    total: int | None = Field(description="null when the date index is unavailable (retry)")
     offset: int
     nextOffset: int | None  # noqa: N815
     budgetTruncated: bool  # noqa: N815
-    snapshot: str
+    snapshot: str | None
+    index: IndexState
     coverage: Coverage
     freshness: Freshness
     sources: list[dict[str, Any]] | None = None
@@ -178,8 +179,9 @@ class TimelineResponse(_Open):
 class LastSeenResponse(_Open):
     entity: str
     occurredOnOrBefore: str  # noqa: N815
-    found: bool
+    found: bool | None = Field(description="null when the date index is unavailable (retry)")
     lastSeen: TimelineRow | None  # noqa: N815
+    index: IndexState
     coverage: Coverage
     freshness: Freshness
 

@@ -19,6 +19,10 @@ Type = Annotated[str | None, typer.Option("--type", help="Ontology type (aliases
 Tag = Annotated[str | None, typer.Option(help="Exact, case-sensitive tag")]
 Lifecycle = Annotated[str, typer.Option(help="active, superseded or all")]
 Json = Annotated[bool, typer.Option("--json", help="Print the complete response")]
+Snapshot = Annotated[
+    str | None, typer.Option(help="The first page's snapshot (a change since is an error)")
+]
+RecordType = Annotated[str | None, typer.Option(help="Exact record.type (decision, meeting…)")]
 
 
 def _show(response: dict[str, Any], rows_key: str, as_json: bool) -> None:
@@ -55,6 +59,12 @@ def grep(
     lifecycle: Lifecycle = "active",
     limit: Annotated[int, typer.Option(help="1–50")] = 20,
     offset: Annotated[int, typer.Option(help="0–500")] = 0,
+    time_field: Annotated[
+        str, typer.Option("--time-field", help="occurred_at, recorded_at, updated_at, due_at")
+    ] = "occurred_at",
+    since: Annotated[str | None, typer.Option(help="YYYY-MM-DD or ISO timestamp")] = None,
+    until: Annotated[str | None, typer.Option(help="Inclusive")] = None,
+    snapshot: Snapshot = None,
     as_json: Json = False,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
@@ -72,6 +82,10 @@ def grep(
             lifecycle=lifecycle,
             limit=limit,
             offset=offset,
+            timeField=time_field if since or until else None,
+            since=since,
+            until=until,
+            snapshot=snapshot,
         )
     _show(response, "hits", as_json)
 
@@ -115,6 +129,7 @@ def records(
     lifecycle: Lifecycle = "active",
     limit: Annotated[int, typer.Option(help="1–500")] = 100,
     offset: Annotated[int, typer.Option()] = 0,
+    snapshot: Snapshot = None,
     as_json: Json = False,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
@@ -130,6 +145,7 @@ def records(
             lifecycle=lifecycle,
             limit=limit,
             offset=offset,
+            snapshot=snapshot,
         )
     _show(response, "records", as_json)
 
@@ -177,7 +193,7 @@ def timeline(
     project_id: Project,
     store_id: Store,
     entity: Annotated[str | None, typer.Option(help="Entity id")] = None,
-    kind: Annotated[str | None, typer.Option(help="Exact record.type (decision, meeting…)")] = None,
+    kind: RecordType = None,
     time_field: Annotated[str, typer.Option("--time-field")] = "occurred_at",
     since: Annotated[str | None, typer.Option(help="YYYY-MM-DD or ISO timestamp")] = None,
     until: Annotated[str | None, typer.Option(help="Inclusive")] = None,
@@ -187,6 +203,7 @@ def timeline(
     group: Annotated[str | None, typer.Option(help='"source" (with --entity)')] = None,
     limit: Annotated[int, typer.Option()] = 50,
     offset: Annotated[int, typer.Option()] = 0,
+    snapshot: Snapshot = None,
     as_json: Json = False,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
@@ -207,6 +224,7 @@ def timeline(
             group=group,
             limit=limit,
             offset=offset,
+            snapshot=snapshot,
         )
     _show_rows(response, as_json)
 
@@ -218,6 +236,10 @@ def chronicle_day(
     store_id: Store,
     week: Annotated[bool, typer.Option("--week", help="Its Monday–Sunday week")] = False,
     time_zone: Annotated[str, typer.Option("--time-zone", help="IANA zone")] = "UTC",
+    kind: RecordType = None,
+    limit: Annotated[int, typer.Option(help="1–500")] = 100,
+    offset: Annotated[int, typer.Option()] = 0,
+    snapshot: Snapshot = None,
     as_json: Json = False,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
@@ -231,6 +253,10 @@ def chronicle_day(
             date=day,
             week=week or None,
             timeZone=time_zone,
+            kind=kind,
+            limit=limit,
+            offset=offset,
+            snapshot=snapshot,
         )
     _show_rows(response, as_json)
 
@@ -242,6 +268,10 @@ def chronicle_since(
     store_id: Store,
     until: Annotated[str | None, typer.Option()] = None,
     entity: Annotated[str | None, typer.Option()] = None,
+    kind: RecordType = None,
+    limit: Annotated[int, typer.Option(help="1–200")] = 50,
+    offset: Annotated[int, typer.Option()] = 0,
+    snapshot: Snapshot = None,
     as_json: Json = False,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
@@ -255,6 +285,10 @@ def chronicle_since(
             since=since,
             until=until,
             entity=entity,
+            kind=kind,
+            limit=limit,
+            offset=offset,
+            snapshot=snapshot,
         )
     _show_rows(response, as_json)
 

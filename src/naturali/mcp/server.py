@@ -30,6 +30,10 @@ DateBound = Annotated[
     ),
 ]
 TimeField = Literal["occurred_at", "recorded_at", "updated_at", "due_at"]
+Snapshot = Annotated[
+    str,
+    Field(max_length=64, description="The snapshot of the first page; if it changed, restart"),
+]
 RequestId = Annotated[
     str,
     Field(
@@ -87,6 +91,7 @@ def build(backend: Backend, name: str = "naturali") -> MCPServer:
         timeField: TimeField | None = None,  # noqa: N803
         since: DateBound | None = None,
         until: DateBound | None = None,
+        snapshot: Snapshot | None = None,
     ) -> dict[str, Any]:
         """Keyword search (BM25 over title, aliases, body). Every token must match unless
         mode is "any"; "phrase" wants them in order. Superseded wording returns the current
@@ -105,6 +110,7 @@ def build(backend: Backend, name: str = "naturali") -> MCPServer:
                 timeField=timeField,
                 since=since,
                 until=until,
+                snapshot=snapshot,
             )
         )
 
@@ -132,6 +138,7 @@ def build(backend: Backend, name: str = "naturali") -> MCPServer:
         lifecycle: Lifecycle = "active",
         limit: Annotated[int, Field(ge=1, le=500)] = 100,
         offset: Annotated[int, Field(ge=0)] = 0,
+        snapshot: Snapshot | None = None,
     ) -> dict[str, Any]:
         """The exhaustive inventory of available records, by id (ranked search never proves
         an inventory complete)."""
@@ -143,6 +150,7 @@ def build(backend: Backend, name: str = "naturali") -> MCPServer:
             lifecycle=lifecycle,
             limit=limit,
             offset=offset,
+            snapshot=snapshot,
         )
         response.pop("freshness", None)
         return response
@@ -167,6 +175,7 @@ def build(backend: Backend, name: str = "naturali") -> MCPServer:
         group: Literal["source"] | None = None,
         limit: Annotated[int, Field(ge=1, le=200)] = 50,
         offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
+        snapshot: Snapshot | None = None,
     ) -> dict[str, Any]:
         """Dated records; kind is the exact record.type (decision, event, meeting). group
         "source" with an entity gives one row per dated source."""
@@ -183,6 +192,7 @@ def build(backend: Backend, name: str = "naturali") -> MCPServer:
             group=group,
             limit=limit,
             offset=offset,
+            snapshot=snapshot,
         )
 
     @server.tool()
@@ -190,26 +200,45 @@ def build(backend: Backend, name: str = "naturali") -> MCPServer:
         date: Annotated[str, Field(description="YYYY-MM-DD")],
         week: bool = False,
         timeZone: str = "UTC",  # noqa: N803
+        kind: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 100,
+        offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
+        snapshot: Snapshot | None = None,
     ) -> dict[str, Any]:
-        """One day, or its Monday–Sunday week, in an IANA time zone (UTC by default)."""
-        return call("knowledge_chronicle_day", date=date, week=week, timeZone=timeZone)
+        """One day, or its Monday–Sunday week, in an IANA time zone (UTC by default); kind
+        is the exact record.type."""
+        return call(
+            "knowledge_chronicle_day",
+            date=date,
+            week=week,
+            timeZone=timeZone,
+            kind=kind,
+            limit=limit,
+            offset=offset,
+            snapshot=snapshot,
+        )
 
     @server.tool()
     def knowledge_chronicle_since(
         since: DateBound,
         until: DateBound | None = None,
         entity: str | None = None,
+        kind: str | None = None,
         limit: Annotated[int, Field(ge=1, le=200)] = 50,
         offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
+        snapshot: Snapshot | None = None,
     ) -> dict[str, Any]:
-        """What happened in an occurrence-time range, oldest first."""
+        """What happened in an occurrence-time range, oldest first; kind is the exact
+        record.type."""
         return call(
             "knowledge_chronicle_since",
             since=since,
             until=until,
             entity=entity,
+            kind=kind,
             limit=limit,
             offset=offset,
+            snapshot=snapshot,
         )
 
     @server.tool()

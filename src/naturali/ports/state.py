@@ -30,6 +30,19 @@ class GuardRow:
 
 
 @dataclass(frozen=True)
+class SessionRow:
+    """One process that opened the store (session activity): who, since when, how many
+    writes."""
+
+    session_id: str
+    pid: int
+    host: str
+    started_at: str
+    last_active_at: str = ""
+    writes: int = 0
+
+
+@dataclass(frozen=True)
 class TemporalRow:
     """A record's structured dates and entity associations, as projected for date queries."""
 
@@ -66,8 +79,18 @@ class JournalEntry:
 class StateStore(Protocol):
     """Keyword projections and guards (below) plus the temporal projections (TemporalStore)."""
 
+    def claim_identity(self, store_id: str) -> str:
+        """Record ``store_id`` as this state's store unless one is recorded; return it."""
+        ...
+
+    def record_session(self, session: SessionRow, *, write: bool) -> None: ...
+    def sessions(self) -> list[SessionRow]: ...
+
     def guards_version(self) -> int: ...
     def guards(self) -> list[GuardRow]: ...
+    def add_guards(self, guards: list[GuardRow]) -> None:
+        """Guards for lifecycles edited outside the service (never lowers a guard)."""
+        ...
 
     def projection_version(self, scope: str, table: Table) -> tuple[int, str] | None:
         """(change counter, indexed_at) of a scope's projection, None when it is missing."""

@@ -45,26 +45,42 @@ def evidence(entry: Entry, known: set[str]) -> list[dict[str, Any]]:
     return out
 
 
-def snippet_for(entry: Entry, tokens: list[str] | None) -> snippets.Snippet:
-    record = entry.scanned.record
-    body = record.body
-    if tokens is None or len(body.encode()) > snippets.LARGE_BODY:
-        # Replacement hits and very large bodies get an opening excerpt, not a match location.
-        if tokens is not None:
-            for field, text in (("title", entry.title), ("aliases", " | ".join(entry.aliases))):
-                at = snippets.find(text, tokens)
-                if at is not None:
-                    return snippets.make(field, text, at)
-        return snippets.make("body", body, None, entry.scanned.body_line)
-    for field, text in (
-        ("body", body),
-        ("title", entry.title),
-        ("aliases", " | ".join(entry.aliases)),
-    ):
-        at = snippets.find(text, tokens)
+def snippet_for(
+    entry: Entry, tokens: list[str] | None, fields: list[str] | None = None, phrase: bool = False
+) -> snippets.Snippet:
+    """The snippet from where the match is: the first of body, title, aliases among the
+    ``fields`` that matched (any field when not given). Replacement hits (``tokens`` None)
+    and very large bodies get an opening excerpt of the body instead of a match location."""
+    body = entry.scanned.record.body
+    opening = snippets.make("body", body, None, entry.scanned.body_line)
+    if tokens is None:
+        return opening
+    large = len(body.encode()) > snippets.LARGE_BODY
+    for field in ("body", "title", "aliases"):
+        if (fields is not None and field not in fields) or (field == "body" and large):
+            continue
+        text, at = _locate(entry, field, tokens, phrase)
         if at is not None:
             return snippets.make(field, text, at, entry.scanned.body_line if field == "body" else 0)
-    return snippets.make("body", body, None, entry.scanned.body_line)
+    return opening
+
+
+def _locate(entry: Entry, field: str, tokens: list[str], phrase: bool) -> tuple[str, int | None]:
+    """A field's text and where the query first occurs in it. Aliases are shown joined by
+    `` | `` but searched one by one, so a phrase never spans two of them."""
+    find = snippets.find_phrase if phrase else snippets.find
+    if field == "body":
+        return entry.scanned.record.body, find(entry.scanned.record.body, tokens)
+    if field == "title":
+        return entry.title, find(entry.title, tokens)
+    separator = " | "
+    offset, found = 0, []
+    for alias in entry.aliases:
+        at = find(alias, tokens)
+        if at is not None:
+            found.append(offset + at)
+        offset += len(alias) + len(separator)
+    return separator.join(entry.aliases), min(found, default=None)
 
 
 def complete_hit(
@@ -74,6 +90,7 @@ def complete_hit(
     tokens: list[str] | None,
     known: set[str],
     via: Entry | None = None,
+    phrase: bool = False,
 ) -> dict[str, Any]:
     located = evidence(entry, known)
     front = entry.front
@@ -93,7 +110,9 @@ def complete_hit(
         "path": entry.scanned.path,
         "revision": entry.scanned.record.revision,
         "sha256": entry.scanned.sha256,
-        "snippet": snippet_for(entry, None if via is not None else tokens).to_dict(),
+        "snippet": snippet_for(
+            entry, None if via is not None else tokens, matches or None, phrase
+        ).to_dict(),
         "evidence": located[:MAX_EVIDENCE],
         "evidenceTruncated": len(located) > MAX_EVIDENCE,
         "citation": citation(entry),

@@ -124,6 +124,40 @@ def record_dates(kind: str, front: dict[str, Any]) -> dict[str, Interval]:
     return out
 
 
+def date_issues(kind: str, front: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, message) for each structured date that is written but cannot be placed on a
+    timeline: not a real date, or a timestamp without a zone."""
+    raw_fields = front.get("fields")
+    fields: dict[str, Any] = raw_fields if isinstance(raw_fields, dict) else {}
+    written = {
+        "fields.occurred_at" if kind == "page" else "occurred_at": (
+            fields.get("occurred_at") if kind == "page" else front.get("occurred_at")
+        ),
+        **{name: front.get(name) for name in ("recorded_at", "updated_at", "due_at")},
+    }
+    return [
+        (
+            name,
+            f"{name} {value!s:.40} is not a real YYYY-MM-DD or a timestamp with a time zone",
+        )
+        for name, value in written.items()
+        if value is not None and parse_record_value(value) is None
+    ]
+
+
+def parse_range(
+    since: str | None, until: str | None, since_param: str = "since", until_param: str = "until"
+) -> tuple[int | None, int | None]:
+    """Inclusive query bounds as [start, end); ``since`` later than ``until`` is refused."""
+    start = parse_bound(since, since_param, upper=False) if since else None
+    end = parse_bound(until, until_param, upper=True) if until else None
+    if start is not None and end is not None and start >= end:
+        raise InvalidRequest(
+            f"{since_param} is later than {until_param}", code="invalid_range", param=since_param
+        )
+    return start, end
+
+
 def entity_links(front: dict[str, Any]) -> dict[str, str]:
     """Entity id → how the record is associated with it: explicit ``entities``, ``owner``,
     relationship endpoints and ``sources``. Never co-mentions in the text."""

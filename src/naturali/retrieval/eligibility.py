@@ -79,10 +79,13 @@ def eligible(
 
 
 def _entry(scanned: ScannedRecord, guard: Guard | None, ontology: Ontology) -> Entry | None:
+    """A guard outranks every file that claims its id, whatever revision the file says: the
+    service never reactivates a withdrawn or superseded record, so a file that does is a stale
+    copy (or an edit that would undo the guard). Withdrawal outranks supersession."""
     record = scanned.record
     lifecycle = record.lifecycle
     superseded_by = record.front.get("superseded_by")
-    if guard is not None and record.revision <= guard.revision:
+    if guard is not None and lifecycle != "withdrawn":
         lifecycle = guard.lifecycle
         superseded_by = guard.superseded_by or superseded_by
     if lifecycle == "withdrawn":

@@ -82,19 +82,23 @@ class Filters:
 
 
 def fields_matched(entry: Entry, tokens: list[str], mode: Mode) -> list[str]:
-    """Which of title, aliases, body contain the query (for complete hits' ``matches``)."""
+    """Which of title, aliases, body contain the query (for complete hits' ``matches``). A
+    phrase matches within one value: one alias, never two aliases side by side."""
     out = []
-    for name, text in (
-        ("title", entry.title),
-        ("aliases", " ".join(entry.aliases)),
-        ("body", entry.scanned.record.body),
+    for name, values in (
+        ("title", [entry.title]),
+        ("aliases", entry.aliases),
+        ("body", [entry.scanned.record.body]),
     ):
-        present = words(text)
         if mode == "phrase":
-            n = len(tokens)
-            hit = any(present[i : i + n] == tokens for i in range(len(present) - n + 1))
+            hit = any(_has_phrase(words(v), tokens) for v in values)
         else:  # all/any: the query may be spread over fields; report every field that helped
-            hit = bool(set(tokens) & set(present))
+            hit = bool(set(tokens) & {w for v in values for w in words(v)})
         if hit:
             out.append(name)
     return out
+
+
+def _has_phrase(present: list[str], tokens: list[str]) -> bool:
+    n = len(tokens)
+    return any(present[i : i + n] == tokens for i in range(len(present) - n + 1))

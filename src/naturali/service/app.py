@@ -47,7 +47,7 @@ class Naturali:
         self.documents = Documents(
             self.storage, self.auth, self.embedder, data_dir / "files", settings.max_upload_bytes
         )
-        self.stores = StoreRegistry(data_dir / "stores", SqliteState)
+        self.stores = StoreRegistry(data_dir / "stores", SqliteState, settings.vault_max_files)
         self.mutations = Mutations(
             self.storage, self.auth, self.stores, settings.git_binary, settings.vault_git
         )

@@ -19,23 +19,35 @@ from naturali.retrieval.dates import (
     entity_links,
     from_us,
     parse_bound,
-    parse_record_value,
+    parse_range,
     record_dates,
     to_us,
 )
 from naturali.retrieval.eligibility import Entry
 from naturali.retrieval.timeline import Hit
-from naturali.service.records import Records
+from naturali.service.entity_sources import is_current, linked_sources, source_hits
+from naturali.service.records import Records, check_snapshot
 from naturali.service.requests import (
     ChronicleDayRequest,
     ChronicleSinceRequest,
     LastSeenRequest,
+    Paged,
     TimelineRequest,
 )
 from naturali.service.stores import StoreContext, View
 from naturali.vault.scan import ScannedRecord
 
 BUDGET_BYTES = 24 * 1024
+_READY = {"state": "ready", "lag": False}
+_UNAVAILABLE = {"state": "unavailable", "lag": True}
+
+
+class IndexUnavailable(Exception):
+    def __init__(self, view: View) -> None:
+        super().__init__("the date index is unavailable")
+        self.view = view
+
+
 FINGERPRINT = "temporal-v1:occurred,recorded,updated,due:entities,owner,endpoints,sources,self"
 
 
@@ -47,9 +59,29 @@ class Dates:
 
     # shared ------------------------------------------------------------------------------------
     def _open(self, user: User, project_id: str, store_id: str) -> tuple[StoreContext, View]:
+        """The store's view with its temporal projection reconciled; a projection that cannot
+        be read or written (a locked state.sqlite) is ``IndexUnavailable``."""
         ctx, view = self._records.open_view(user, project_id, store_id)
-        self._reconcile(ctx, view)
+        try:
+            self._reconcile(ctx, view)
+        except ProjectionUnavailable as exc:
+            raise IndexUnavailable(view) from exc
         return ctx, view
+
+    def _unavailable(self, view: View, offset: int) -> dict[str, Any]:
+        """A failed retrieval, as knowledge_grep reports one: 200, ``index.state``
+        "unavailable", ``total`` null. Retry."""
+        return {
+            "rows": [],
+            "total": None,
+            "offset": offset,
+            "nextOffset": None,
+            "budgetTruncated": False,
+            "snapshot": None,
+            "index": _UNAVAILABLE,
+            "coverage": self._records.coverage(view),
+            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
+        }
 
     def _reconcile(self, ctx: StoreContext, view: View) -> None:
         key = str(ctx.store_dir)
@@ -57,25 +89,20 @@ class Dates:
         cached = self._reconciled.get(key)
         if cached is not None and cached[:2] == marker:
             return
-        wanted = {e.id: e.scanned.sha256 for e in view.entries.values()}
+        wanted = {e.id: _projected_hash(e, view) for e in view.entries.values()}
 
         def load(record_id: str) -> TemporalRow:
             entry = view.entries[record_id]
-            dates = record_dates(entry.kind, entry.front)
+            dates = self._dated(view, entry)
             links = {record_id: "self", **entity_links(entry.front)}
             return TemporalRow(
                 record_id,
-                entry.scanned.sha256,
+                wanted[record_id],
                 tuple((f, i.start, i.end, i.date_only) for f, i in dates.items()),
                 tuple(links.items()),
             )
 
-        try:
-            counter, _ = ctx.state.reconcile_temporal(wanted, load, FINGERPRINT)
-        except ProjectionUnavailable as exc:
-            raise InvalidRequest(
-                f"the date index is unavailable, retry: {exc}", code="index_unavailable"
-            ) from exc
+        counter, _ = ctx.state.reconcile_temporal(wanted, load, FINGERPRINT)
         self._reconciled[key] = (*marker, counter)
 
     def _dates(self, entry: Entry) -> dict[str, Interval]:
@@ -88,16 +115,15 @@ class Dates:
             self._date_cache[id(entry.scanned)] = cached
         return cached[1]
 
-    @staticmethod
-    def _active(entry: Entry, include_inactive: bool, now_us: int) -> bool:
-        """Active and not expired; include_inactive adds superseded and expired (withdrawn
-        records are never in the view)."""
-        if include_inactive:
-            return True
-        if entry.lifecycle != "active":
-            return False
-        expiry = parse_record_value(entry.front.get("valid_until") or entry.front.get("expires_at"))
-        return expiry is None or expiry.end > now_us
+    def _dated(self, view: View, entry: Entry) -> dict[str, Interval]:
+        """A record's dates; a source-event claim with no occurrence date of its own takes
+        its source's, since it stands for that meeting on occurrence timelines."""
+        own = self._dates(entry)
+        source = _event_source(entry, view)
+        if source is None:
+            return own
+        inherited = timeline.dated(view.entries, source)
+        return {**own, "occurred_at": inherited} if inherited is not None else own
 
     def _hits(
         self,
@@ -115,11 +141,11 @@ class Dates:
         hits = []
         for record_id, _, _ in ctx.state.temporal_range(field, start, end, entity):
             entry = view.entries.get(record_id)
-            if entry is None or not self._active(entry, include_inactive, now_us):
+            if entry is None or not is_current(entry, include_inactive, now_us):
                 continue
             if kind is not None and str(entry.front.get("type") or "") != kind:
                 continue
-            interval = self._dates(entry).get(field)
+            interval = self._dated(view, entry).get(field)
             if interval is not None:
                 hits.append(Hit(entry, field, interval))
         if field == "occurred_at" and kind != "meeting":
@@ -176,6 +202,7 @@ class Dates:
             "offset": offset,
             "nextOffset": None,
             "budgetTruncated": False,
+            "index": _READY,
         }
         response["coverage"] = self._records.coverage(view)
         response["freshness"] = {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at}
@@ -225,17 +252,20 @@ class Dates:
                     code="invalid_time_field",
                     param="timeField",
                 )
-        start = parse_bound(request.since, "since", upper=False) if request.since else None
-        end = parse_bound(request.until, "until", upper=True) if request.until else None
-        ctx, view = self._open(user, project_id, store_id)
+        start, end = parse_range(request.since, request.until)
+        try:
+            ctx, view = self._open(user, project_id, store_id)
+        except IndexUnavailable as exc:
+            return self._unavailable(exc.view, request.offset)
         include = request.eligibility == "include_inactive"
-        params = request.model_dump_json(exclude={"offset", "limit"})
+        params = _params(request)
         descending = request.order == "desc"
         if request.group == "source":
             assert request.entity is not None
             rows = _source_rows(self, ctx, view, request.entity, start, end, include)
             rows.sort(key=lambda r: (r["date"]["start"], r["id"]), reverse=descending)
             extra = {"snapshot": _snapshot([(r["id"], r["sha256"]) for r in rows], params)}
+            check_snapshot(request.snapshot, extra["snapshot"])
             return self._page(
                 view,
                 rows,
@@ -257,6 +287,7 @@ class Dates:
         )
         hits.sort(key=lambda h: (h.interval.start, h.entry.id), reverse=descending)
         extra = {"snapshot": _snapshot(_pairs(hits), params)}
+        check_snapshot(request.snapshot, extra["snapshot"])
         return self._page(
             view, hits, self._row, request.offset, request.limit, extra, request.includeSources
         )
@@ -280,18 +311,21 @@ class Dates:
         last = first + timedelta(days=7 if request.week else 1)
         start = to_us(datetime(first.year, first.month, first.day, tzinfo=zone))
         end = to_us(datetime(last.year, last.month, last.day, tzinfo=zone))
-        ctx, view = self._open(user, project_id, store_id)
-        hits = self._hits(ctx, view, "occurred_at", start, end, None)
+        try:
+            ctx, view = self._open(user, project_id, store_id)
+        except IndexUnavailable as exc:
+            return self._unavailable(exc.view, request.offset)
+        hits = self._hits(ctx, view, "occurred_at", start, end, None, kind=request.kind)
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
+        snapshot = _snapshot(_pairs(hits), _params(request))
+        check_snapshot(request.snapshot, snapshot)
         extra = {
             "date": request.date,
             "week": request.week,
             "timeZone": request.timeZone,
             "from": first.isoformat(),
             "to": (last - timedelta(days=1)).isoformat(),
-            "snapshot": _snapshot(
-                _pairs(hits), request.model_dump_json(exclude={"offset", "limit"})
-            ),
+            "snapshot": snapshot,
         }
         return self._page(
             view, hits, lambda h: self._row(h, zone), request.offset, request.limit, extra
@@ -300,16 +334,15 @@ class Dates:
     def chronicle_since(
         self, user: User, project_id: str, store_id: str, request: ChronicleSinceRequest
     ) -> dict[str, Any]:
-        start = parse_bound(request.since, "since", upper=False)
-        end = parse_bound(request.until, "until", upper=True) if request.until else None
-        ctx, view = self._open(user, project_id, store_id)
-        hits = self._hits(ctx, view, "occurred_at", start, end, request.entity)
+        start, end = parse_range(request.since, request.until)
+        try:
+            ctx, view = self._open(user, project_id, store_id)
+        except IndexUnavailable as exc:
+            return self._unavailable(exc.view, request.offset)
+        hits = self._hits(ctx, view, "occurred_at", start, end, request.entity, kind=request.kind)
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
-        extra = {
-            "snapshot": _snapshot(
-                _pairs(hits), request.model_dump_json(exclude={"offset", "limit"})
-            )
-        }
+        extra = {"snapshot": _snapshot(_pairs(hits), _params(request))}
+        check_snapshot(request.snapshot, extra["snapshot"])
         return self._page(view, hits, self._row, request.offset, request.limit, extra)
 
     def last_seen(
@@ -321,11 +354,27 @@ class Dates:
             if bound
             else to_us(datetime.now().astimezone()) + 1
         )
-        ctx, view = self._open(user, project_id, store_id)
+        try:
+            ctx, view = self._open(user, project_id, store_id)
+        except IndexUnavailable as exc:
+            return {
+                "entity": request.entity,
+                "occurredOnOrBefore": bound or _iso(end - 1),
+                "found": None,
+                "lastSeen": None,
+                "index": _UNAVAILABLE,
+                "coverage": self._records.coverage(exc.view),
+                "freshness": {"queriedAt": utcnow(), "scannedAt": exc.view.scan.scanned_at},
+            }
+        # What the entity's own timeline shows: its dated records, and the dated sources a
+        # relationship or a sourced claim connects it to (as group "source" lists them).
+        linked = linked_sources(ctx, view, request.entity, include_inactive=False)
         hits = [
             h
             for h in self._hits(ctx, view, "occurred_at", None, end, request.entity)
-            if h.entry.id != request.entity or h.entry.kind != "page"
+            + source_hits(view, linked)
+            if (h.entry.id != request.entity or h.entry.kind != "page")
+            and h.interval.overlaps(None, end)
         ]
         latest = max(hits, key=lambda h: (h.interval.start, h.entry.id), default=None)
         return {
@@ -333,9 +382,28 @@ class Dates:
             "occurredOnOrBefore": bound or _iso(end - 1),
             "found": latest is not None,
             "lastSeen": self._row(latest) if latest else None,
+            "index": _READY,
             "coverage": self._records.coverage(view),
             "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
         }
+
+
+def _event_source(entry: Entry, view: View) -> str | None:
+    """The source whose date a source-event claim without ``occurred_at`` takes."""
+    if entry.kind != "claim" or entry.front.get("source_event") is not True:
+        return None
+    if "occurred_at" in record_dates(entry.kind, entry.front):
+        return None
+    return next((s for s in timeline.sources_of(entry) if s in view.entries), None)
+
+
+def _projected_hash(entry: Entry, view: View) -> str:
+    """What the temporal row of a record depends on: its file, and for a source-event claim
+    that takes its source's date, the source's file too."""
+    source = _event_source(entry, view)
+    if source is None:
+        return entry.scanned.sha256
+    return f"{entry.scanned.sha256}+{view.entries[source].scanned.sha256}"
 
 
 def _iso(value: int) -> str:
@@ -349,6 +417,11 @@ def _zone(name: str) -> ZoneInfo:
         raise InvalidRequest(
             f"unknown IANA time zone {name!r}", code="invalid_time_zone", param="timeZone"
         ) from None
+
+
+def _params(request: Paged) -> str:
+    """What a snapshot covers besides the records: every filter, not the page asked for."""
+    return request.model_dump_json(exclude={"offset", "limit", "snapshot"})
 
 
 def _pairs(hits: list[Hit]) -> list[tuple[str, str]]:
@@ -373,57 +446,24 @@ def _source_rows(
 ) -> list[dict[str, Any]]:
     """group "source": one row per dated source connected to the entity by a relationship or
     a sourced claim, dated by the source; other dated claims keep their own rows."""
-    now_us = to_us(datetime.now().astimezone())
-    linked = ctx.state.entity_records(entity)
-    notes: dict[str, Entry] = {}
-    claims: dict[str, list[Entry]] = {}
-    own_rows: list[Hit] = []
-    for record_id, via in linked.items():
-        entry = view.entries.get(record_id)
-        if entry is None or not Dates._active(entry, include_inactive, now_us):
-            continue
-        if entry.kind == "relationship" and via == "endpoint":
-            other = {str(entry.front.get("from")), str(entry.front.get("to"))} - {entity}
-            for source in other:
-                if timeline.dated(view.entries, source) is not None:
-                    notes.setdefault(source, entry)
-        elif entry.kind == "claim" and via in ("entity", "owner"):
-            claim_date = record_dates(entry.kind, entry.front).get("occurred_at")
-            placed = False
-            for source in timeline.sources_of(entry):
-                source_date = timeline.dated(view.entries, source)
-                if source_date is None:
-                    continue
-                if claim_date is not None and not claim_date.overlaps(
-                    source_date.start, source_date.end
-                ):
-                    continue  # dated outside its source's date: keeps its own row
-                claims.setdefault(source, []).append(entry)
-                placed = True
-            if not placed and claim_date is not None:
-                own_rows.append(Hit(entry, "occurred_at", claim_date))
+    linked = linked_sources(ctx, view, entity, include_inactive)
     rows = []
-    for source in sorted(set(notes) | set(claims)):
-        source_date = timeline.dated(view.entries, source)
-        assert source_date is not None
-        if not source_date.overlaps(start, end):
+    for hit in source_hits(view, linked):
+        if not hit.interval.overlaps(start, end):
             continue
-        row = dates._row(Hit(view.entries[source], "occurred_at", source_date))
-        note = notes.get(source)
+        source = hit.entry.id
+        row = dates._row(hit)
+        note = linked.notes.get(source)
         event = next((c for c in timeline.event_claims(view.entries, source)), None)
         summary_from = note or event
         row.update(
-            source={
-                "id": source,
-                "title": view.entries[source].title,
-                "type": view.entries[source].type,
-            },
+            source={"id": source, "title": hit.entry.title, "type": hit.entry.type},
             noteRecord=note.id if note else None,
             eventClaim=event.id if event and not note else None,
             summary=(summary_from.scanned.record.body.strip() if summary_from else row["summary"]),
-            claims=len(claims.get(source, [])),
+            claims=len(linked.claims.get(source, [])),
             links=timeline.links(summary_from, view.entries) if summary_from else [],
         )
         rows.append(row)
-    rows += [dates._row(h) for h in own_rows if h.interval.overlaps(start, end)]
+    rows += [dates._row(h) for h in linked.own_rows if h.interval.overlaps(start, end)]
     return rows

@@ -23,6 +23,7 @@ from naturali.ids import new_id
 from naturali.model import User, utcnow
 from naturali.ports.state import GuardRow, JournalEntry, PlannedWrite
 from naturali.ports.storage import Storage
+from naturali.retrieval.dates import date_issues
 from naturali.retrieval.eligibility import Entry
 from naturali.retrieval.keyword import Filters
 from naturali.service.auth import Auth
@@ -229,6 +230,7 @@ class Mutations:
                 utcnow(),
             )
             ctx.state.journal_begin(entry)
+            ctx.state.record_session(ctx.session, write=True)
             receipt = self._apply(ctx, entry)
             self._commit(ctx, [request_id], [w.path for w in entry.writes])
         final = ctx.state.journal_get(request_id)
@@ -318,7 +320,11 @@ class Mutations:
             raise InvalidRequest(
                 "id must be a plain record id, not a path", code="invalid_id", param="id"
             )
-        if record_id in view.scan.records or record_id in view.scan.duplicates:
+        if (
+            record_id in view.scan.records
+            or record_id in view.scan.duplicates
+            or record_id in view.guarded
+        ):
             raise Conflict(f"record {record_id} already exists", code="record_exists", param="id")
         front = {
             "format": "knowledge-record-v1",
@@ -352,6 +358,11 @@ def _store_lock(ctx: StoreContext) -> Iterator[None]:
 
 def _split(data: dict[str, Any], param: str) -> tuple[dict[str, Any], str | None]:
     fields = {k: v for k, v in data.items() if k != "body"}
+    # A date no timeline could place would silently never appear on one: refuse it here.
+    for kind in ("claim", "page"):  # dates at the top level, and pages' fields.occurred_at
+        for name, message in date_issues(kind, fields):
+            if name.split(".")[0] in fields:
+                raise InvalidRequest(message, code="invalid_date", param=f"{param}.{name}")
     managed = sorted(MANAGED & fields.keys())
     if managed:
         raise InvalidRequest(

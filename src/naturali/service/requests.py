@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from naturali.service import validation
+from naturali.vault.record import RECORD_ID_PATTERN
 
 MAX_QUERY_CHARS = 2000
 MAX_FILTER_ITEMS = 100
@@ -21,6 +22,18 @@ FilterList = Annotated[list[str], Field(min_length=1, max_length=MAX_FILTER_ITEM
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+Snapshot = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class Paged(Strict):
+    """A paged records or dates tool: follow ``nextOffset`` with unchanged filters and the
+    returned ``snapshot``; a changed snapshot is a 409 ``snapshot_changed`` (restart)."""
+
+    snapshot: Snapshot | None = Field(
+        None, description="The snapshot of the first page; a change since is a 409."
+    )
 
 
 class SearchRequest(Strict):
@@ -137,7 +150,7 @@ class RecordFilters(Strict):
     )
 
 
-class GrepRequest(RecordFilters):
+class GrepRequest(RecordFilters, Paged):
     """knowledge_grep: FTS5/BM25 over title, aliases and body (weights 8/6/1)."""
 
     query: Annotated[str, StringConstraints(min_length=1, max_length=500)] = Field(
@@ -162,8 +175,15 @@ class LookupRequest(RecordFilters):
         description="An id (case-sensitive) or a full title or alias (normalised, not fuzzy)."
     )
 
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not validation.has_visible(value):
+            raise ValueError("query must not be blank")
+        return value
 
-class RecordsRequest(RecordFilters):
+
+class RecordsRequest(RecordFilters, Paged):
     """knowledge_records: the exhaustive inventory, by id."""
 
     limit: int = Field(100, ge=1, le=500, description="1–500 records (default 100).")
@@ -172,9 +192,10 @@ class RecordsRequest(RecordFilters):
 
 TimeFieldName = Literal["occurred_at", "recorded_at", "updated_at", "due_at"]
 DateText = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+RecordType = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 
 
-class TimelineRequest(Strict):
+class TimelineRequest(Paged):
     """knowledge_timeline (spec: retrieval-and-dates.md, "Dates and Chronicle")."""
 
     entity: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
@@ -192,17 +213,23 @@ class TimelineRequest(Strict):
     offset: int = Field(0, ge=0, le=10_000)
 
 
-class ChronicleDayRequest(Strict):
+class ChronicleDayRequest(Paged):
     date: DateText = Field(description="YYYY-MM-DD")
+    kind: RecordType | None = Field(
+        None, description="Exact record.type (decision, event, meeting…), not the record kind."
+    )
     week: bool = Field(False, description="The Monday–Sunday week of date instead.")
     timeZone: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "UTC"  # noqa: N815
     limit: int = Field(100, ge=1, le=500)
     offset: int = Field(0, ge=0, le=10_000)
 
 
-class ChronicleSinceRequest(Strict):
+class ChronicleSinceRequest(Paged):
     since: DateText
     until: DateText | None = None
+    kind: RecordType | None = Field(
+        None, description="Exact record.type (decision, event, meeting…), not the record kind."
+    )
     entity: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
     limit: int = Field(50, ge=1, le=200)
     offset: int = Field(0, ge=0, le=10_000)
@@ -216,10 +243,7 @@ class LastSeenRequest(Strict):
 RequestId = Annotated[
     str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
 ]
-# Record ids name files ("<id>.md"): letters, digits and . _ : - only, never a path.
-RecordId = Annotated[
-    str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
-]
+RecordId = Annotated[str, StringConstraints(pattern=RECORD_ID_PATTERN)]
 Reason = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 
 

@@ -3,16 +3,21 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from naturali.ports.state import StateStore
+from naturali.errors import Conflict
+from naturali.ids import new_id
+from naturali.model import utcnow
+from naturali.ports.state import GuardRow, SessionRow, StateStore
 from naturali.retrieval.eligibility import Entry, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
-from naturali.vault.scan import Scan, VaultScanner
+from naturali.vault.scan import Scan, ScanLimitExceeded, VaultScanner
 
 
 @dataclass
@@ -24,6 +29,7 @@ class View:
     ontology: Ontology
     guards_version: int
     scan_root: Path = Path(".")
+    guarded: frozenset[str] = frozenset()  # ids a guard holds (withdrawn ones included)
     # Per filter set: (searched, history, snapshot) — see Records._selection.
     selections: dict[str, tuple[list[Entry], list[Entry], str]] = field(default_factory=dict)
 
@@ -33,14 +39,23 @@ class StoreContext:
     store_dir: Path
     scanner: VaultScanner
     state: StateStore
+    session: SessionRow
     _cache: tuple[int, int, View] | None = None
     # Entries by id(ScannedRecord), valid for one guards version and ontology.
     _entries: tuple[int, Ontology | None, dict[int, Entry]] = (-1, None, {})
     _ontology: tuple[float, Ontology] | None = None
+    _guards_checked: Scan | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def view(self) -> View:
-        scan = self.scanner.scan()
+        try:
+            scan = self.scanner.scan()
+        except ScanLimitExceeded as exc:
+            raise Conflict(
+                f"{exc}: the store is refused rather than searched in part",
+                code="scan_limit_exceeded",
+            ) from exc
+        self._guard_retired(scan)
         version = self.state.guards_version()
         ontology = self._load_ontology()
         with self._lock:
@@ -52,10 +67,9 @@ class StoreContext:
                 and (cached[2].ontology is ontology)
             ):
                 return cached[2]
-            guards = {
-                g.record_id: Guard(g.revision, g.lifecycle, g.superseded_by)
-                for g in self.state.guards()
-            }
+            # Withdrawal outranks supersession when a record has both guards.
+            rows = sorted(self.state.guards(), key=lambda g: g.lifecycle == "withdrawn")
+            guards = {g.record_id: Guard(g.revision, g.lifecycle, g.superseded_by) for g in rows}
             if self._entries[0] != version or self._entries[1] is not ontology:
                 self._entries = (version, ontology, {})
             reuse = self._entries[2]
@@ -68,9 +82,36 @@ class StoreContext:
                 ontology,
                 version,
                 self.store_dir / "vault",
+                frozenset(guards),
             )
             self._cache = (id(scan), version, view)
             return view
+
+    def _guard_retired(self, scan: Scan) -> None:
+        """A withdrawal or supersession written into a file by other means (an editor, a
+        ``git pull``) gets the guard the service would have recorded, so an older active copy
+        of the record cannot bring it back. Checked once per new scan."""
+        if self._guards_checked is scan or not scan.retired:
+            self._guards_checked = scan
+            return
+        existing = {(g.record_id, g.lifecycle) for g in self.state.guards()}
+        guarded = {record_id for record_id, _ in existing}
+        now = utcnow()
+        missing = []
+        for scanned in scan.retired:
+            record = scanned.record
+            if record.lifecycle == "withdrawn" and (scanned.id, "withdrawn") not in existing:
+                missing.append(GuardRow(scanned.id, record.revision, "withdrawn", None, "", now))
+            elif record.lifecycle == "superseded" and scanned.id not in guarded:
+                by = record.front.get("superseded_by")
+                missing.append(
+                    GuardRow(
+                        scanned.id, record.revision, "superseded", str(by) if by else None, "", now
+                    )
+                )
+        if missing:
+            self.state.add_guards(missing)
+        self._guards_checked = scan
 
     def _load_ontology(self) -> Ontology:
         path = self.store_dir / "ontology.yaml"
@@ -81,9 +122,17 @@ class StoreContext:
 
 
 class StoreRegistry:
-    def __init__(self, stores_dir: Path, open_state: Callable[[Path], StateStore]) -> None:
+    def __init__(
+        self,
+        stores_dir: Path,
+        open_state: Callable[[Path], StateStore],
+        max_files: int = 200_000,
+    ) -> None:
         self._dir = stores_dir
         self._open_state = open_state
+        self._max_files = max_files
+        # This process's session, recorded in each store's state it opens.
+        self._session = SessionRow(new_id("sess"), os.getpid(), socket.gethostname(), utcnow())
         self._contexts: dict[str, StoreContext] = {}
         self._lock = threading.Lock()
 
@@ -96,10 +145,21 @@ class StoreRegistry:
             if ctx is None:
                 store_dir = self._dir / store_id
                 (store_dir / "vault").mkdir(parents=True, exist_ok=True)
+                state = self._open_state(store_dir / "state.sqlite")
+                owner = state.claim_identity(store_id)
+                if owner != store_id:
+                    state.close()
+                    raise Conflict(
+                        f"{store_dir / 'state.sqlite'} belongs to memory store {owner}, not "
+                        f"{store_id}; put back this store's own state.sqlite",
+                        code="store_identity_mismatch",
+                    )
+                state.record_session(self._session, write=False)
                 ctx = StoreContext(
                     store_dir,
-                    VaultScanner(store_dir / "vault"),
-                    self._open_state(store_dir / "state.sqlite"),
+                    VaultScanner(store_dir / "vault", self._max_files),
+                    state,
+                    self._session,
                 )
                 self._contexts[store_id] = ctx
             return ctx

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from naturali.text.tokens import fold_char
+from naturali.text.tokens import WORD, fold_char
 
 MAX_UNITS = 480
 LARGE_BODY = 64 * 1024
@@ -50,6 +50,18 @@ def find(text: str, tokens: list[str]) -> int | None:
             position = source[at] if source is not None else at
             best = position if best is None else min(best, position)
     return best
+
+
+def find_phrase(text: str, tokens: list[str]) -> int | None:
+    """Character index where ``tokens`` first occur in order and adjacent as words."""
+    folded, source = _folded_with_map(text)
+    spans = [(m.group(), m.start()) for m in WORD.finditer(folded)]
+    n = len(tokens)
+    for i in range(len(spans) - n + 1):
+        if all(spans[i + j][0] == tokens[j] for j in range(n)):
+            at = spans[i][1]
+            return source[at] if source is not None else at
+    return None
 
 
 def _folded_with_map(text: str) -> tuple[str, list[int] | None]:
@@ -97,7 +109,8 @@ def make(field: str, text: str, at: int | None, line_offset: int = 0) -> Snippet
     if field != "body":
         return Snippet(field, window, start, end, located)
     first = line_offset + text.count("\n", 0, begin) + 1
-    last = first + window.count("\n")
+    # A newline that ends the window closes its last line; it does not start another.
+    last = first + window.count("\n", 0, len(window) - 1 if window.endswith("\n") else None)
     return Snippet(field, window, start, end, located, first, last)
 
 

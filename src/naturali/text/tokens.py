@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import Stemmer
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _stemmer = Stemmer.Stemmer("english")
 
 # Words so common that they carry no evidence; dropped from queries (never from the index)
@@ -160,7 +160,7 @@ def fold_char(c: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(fold(text))
+    return WORD.findall(fold(text))
 
 
 @lru_cache(maxsize=200_000)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,10 @@ from ruamel.yaml.nodes import ScalarNode
 FORMAT = "knowledge-record-v1"
 KINDS = ("page", "claim", "relationship")
 LIFECYCLES = ("active", "superseded", "withdrawn")
+# Record ids name files (``<id>.md``): letters, digits and ``. _ : -``, never a path. The one
+# pattern the vault scan and every interface accept.
+RECORD_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$"
+_RECORD_ID = re.compile(RECORD_ID_PATTERN)
 
 
 class _TextDates(SafeConstructor):
@@ -74,7 +79,13 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def normalize(text: str) -> str:
+    """Files saved on Windows are records too: a UTF-8 BOM is dropped and CRLF read as LF."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
 def parse(text: str) -> Record:
+    text = normalize(text)
     if not text.startswith("---\n"):
         raise RecordFormatError("missing front matter: the file must start with '---'")
     end = text.find("\n---\n", 4)
@@ -98,8 +109,10 @@ def _validate(record: Record) -> None:
     front = record.front
     if front.get("format") != FORMAT:
         raise RecordFormatError(f"format must be {FORMAT!r}")
-    if not isinstance(front.get("id"), str) or not front["id"]:
-        raise RecordFormatError("id must be a non-empty string")
+    if not isinstance(front.get("id"), str) or not _RECORD_ID.match(front["id"]):
+        raise RecordFormatError(
+            "id must be 1–200 letters, digits and . _ : - starting with a letter or digit"
+        )
     revision = front.get("revision")
     if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
         raise RecordFormatError("revision must be a positive integer")

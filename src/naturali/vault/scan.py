@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from naturali.model import utcnow
-from naturali.vault.record import Record, RecordFormatError, parse
+from naturali.retrieval.dates import date_issues
+from naturali.vault.record import Record, RecordFormatError, normalize, parse
 from naturali.vault.watch import VaultWatch
 
 Stat = tuple[int, int, int]
@@ -65,13 +66,25 @@ class Scan:
     scanned_at: str
     stats: dict[str, Stat] = field(default_factory=dict)
     duplicates: frozenset[str] = frozenset()  # ids more than one file claims
+    # Every file (duplicates included) whose own lifecycle is withdrawn or superseded: such
+    # an edit made outside the service still earns its record a guard.
+    retired: tuple[ScannedRecord, ...] = ()
+
+
+class ScanLimitExceeded(Exception):
+    """The vault holds more record files than the scan may read; nothing partial is served."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the vault holds more than {limit} record files")
+        self.limit = limit
 
 
 class VaultScanner:
     """One per vault directory; thread-safe; keeps the last scan for reuse."""
 
-    def __init__(self, vault: Path) -> None:
+    def __init__(self, vault: Path, max_files: int = 200_000) -> None:
         self.vault = vault
+        self.max_files = max_files
         self._lock = threading.Lock()
         self._files: dict[str, tuple[Stat, ScannedRecord | Issue]] = {}
         self._last: Scan | None = None
@@ -80,10 +93,15 @@ class VaultScanner:
         self._paths_by_id: dict[str, set[str]] = {}
         self._unique: dict[str, ScannedRecord] = {}
         self._invalid: dict[str, Issue] = {}
+        self._retired: dict[str, ScannedRecord] = {}
+        # Valid records with dates no timeline can place: reported, still searchable.
+        self._warnings: dict[str, list[Issue]] = {}
 
     def scan(self) -> Scan:
         with self._lock:
             stats = self._current_stats()
+            if len(stats) > self.max_files:
+                raise ScanLimitExceeded(self.max_files)
             if self._last is not None and stats == self._last.stats:
                 return self._last
             for gone in self._files.keys() - stats.keys():
@@ -94,7 +112,14 @@ class VaultScanner:
                     self._drop(relative)
                     self._add(relative, stat, _read(self.vault, relative))
             duplicates = frozenset(i for i, paths in self._paths_by_id.items() if len(paths) > 1)
-            self._last = Scan(dict(self._unique), self._issues(), utcnow(), stats, duplicates)
+            self._last = Scan(
+                dict(self._unique),
+                self._issues(),
+                utcnow(),
+                stats,
+                duplicates,
+                tuple(self._retired.values()),
+            )
             return self._last
 
     def _add(self, relative: str, stat: Stat, item: ScannedRecord | Issue) -> None:
@@ -102,6 +127,15 @@ class VaultScanner:
         if isinstance(item, Issue):
             self._invalid[relative] = item
             return
+        if item.record.lifecycle != "active":
+            self._retired[relative] = item
+        kind = str(item.record.front.get("kind"))
+        warnings = [
+            Issue(relative, f"{message}; the record is left off date queries")
+            for _, message in date_issues(kind, item.record.front)
+        ]
+        if warnings:
+            self._warnings[relative] = warnings
         paths = self._paths_by_id.setdefault(item.id, set())
         paths.add(relative)
         if len(paths) == 1:
@@ -117,6 +151,8 @@ class VaultScanner:
         if isinstance(item, Issue):
             self._invalid.pop(relative, None)
             return
+        self._retired.pop(relative, None)
+        self._warnings.pop(relative, None)
         paths = self._paths_by_id[item.id]
         paths.discard(relative)
         self._unique.pop(item.id, None)
@@ -129,6 +165,7 @@ class VaultScanner:
 
     def _issues(self) -> list[Issue]:
         issues = list(self._invalid.values())
+        issues += [w for warnings in self._warnings.values() for w in warnings]
         for record_id, paths in self._paths_by_id.items():
             if len(paths) > 1:
                 listed = ", ".join(sorted(paths))
@@ -141,7 +178,7 @@ class VaultScanner:
         touched = self._watch.changes() if self._last is not None else None
         if touched is None:
             self._watch.start()  # armed before the full scan, so nothing falls between
-            return _stats(self.vault)
+            return _stats(self.vault, self.max_files)
         if not touched:
             return self._last.stats if self._last is not None else {}
         stats = dict(self._last.stats) if self._last is not None else {}
@@ -160,9 +197,9 @@ class VaultScanner:
         self._watch.close()
 
 
-def _stats(vault: Path) -> dict[str, Stat]:
+def _stats(vault: Path, max_files: int) -> dict[str, Stat]:
     """Size, mtime and inode of every record file (the change check run before each query;
-    os.scandir keeps it to one stat call per file)."""
+    os.scandir keeps it to one stat call per file). Stops once past ``max_files``."""
     out: dict[str, Stat] = {}
     pending = [("", str(vault))]
     while pending:
@@ -182,13 +219,15 @@ def _stats(vault: Path) -> dict[str, Stat]:
                 except FileNotFoundError:
                     continue
                 out[prefix + entry.name] = (st.st_size, st.st_mtime_ns, st.st_ino)
+                if len(out) > max_files:
+                    return out
     return out
 
 
 def _read(vault: Path, relative: str) -> ScannedRecord | Issue:
     try:
         data = (vault / relative).read_bytes()
-        text = data.decode("utf-8")
+        text = normalize(data.decode("utf-8"))
         record = parse(text)
     except UnicodeDecodeError:
         return Issue(relative, "the file is not valid UTF-8")

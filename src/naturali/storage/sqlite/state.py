@@ -16,6 +16,7 @@ from naturali.ports.state import (
     JournalEntry,
     ProjectionRow,
     ProjectionUnavailable,
+    SessionRow,
     Table,
     TemporalRow,
 )
@@ -41,6 +42,14 @@ CREATE TABLE IF NOT EXISTS lifecycle_guards_v1 (
 );
 CREATE TABLE IF NOT EXISTS state_meta_v1 (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO state_meta_v1 VALUES ('guards_version', 0);
+CREATE TABLE IF NOT EXISTS store_identity_v1 (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS session_activity_v1 (
+    session_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL,
+    started_at TEXT NOT NULL, last_active_at TEXT NOT NULL, writes INTEGER NOT NULL
+);
 """
 _SCOPE = re.compile(r"^[a-z0-9]{1,32}$")
 # BM25 weights: title 8, aliases 6, body 1 (spec: retrieval-and-dates.md).
@@ -76,7 +85,45 @@ class SqliteState:
     def close(self) -> None:
         self.db.close()
 
+    # identity and sessions ----------------------------------------------------------------------
+    def claim_identity(self, store_id: str) -> str:
+        """The store this state belongs to: set on first open, then only read."""
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO store_identity_v1 VALUES (1, ?, ?)", (store_id, utcnow())
+            )
+            row = conn.execute("SELECT store_id FROM store_identity_v1").fetchone()
+        return str(row[0])
+
+    def record_session(self, session: SessionRow, *, write: bool) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT INTO session_activity_v1 VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (session_id) DO UPDATE SET last_active_at = excluded.last_active_at,"
+                " writes = writes + excluded.writes",
+                (
+                    session.session_id,
+                    session.pid,
+                    session.host,
+                    session.started_at,
+                    utcnow(),
+                    int(write),
+                ),
+            )
+
+    def sessions(self) -> list[SessionRow]:
+        rows = self.db.conn().execute(
+            "SELECT session_id, pid, host, started_at, last_active_at, writes"
+            " FROM session_activity_v1 ORDER BY started_at"
+        )
+        return [SessionRow(*r) for r in rows]
+
     # guards ------------------------------------------------------------------------------------
+    def add_guards(self, guards: list[GuardRow]) -> None:
+        with self.db.write() as conn:
+            for guard in guards:
+                self._insert_guard(conn, guard)
+
     def guards_version(self) -> int:
         row = (
             self.db.conn()
