@@ -101,6 +101,14 @@ async def _session_calls(data_dir: Path, project: str, store: str) -> dict[str, 
         out["timeline"] = await call("knowledge_timeline", entity="per_ann")
         out["day"] = await call("knowledge_chronicle_day", date="2026-11-02")
         out["since"] = await call("knowledge_chronicle_since", since="2026-11-01")
+        out["day_kind"] = await call("knowledge_chronicle_day", date="2026-11-02", kind="fact")
+        out["since_kind"] = await call(
+            "knowledge_chronicle_since", since="2026-11-01", kind="decision"
+        )
+        first = await call("knowledge_records", limit=1)
+        out["paged"] = await call(
+            "knowledge_records", limit=1, offset=1, snapshot=first["snapshot"]
+        )
         out["last_seen"] = await call("knowledge_chronicle_last_seen", entity="per_ann")
         saved = await call(
             "knowledge_save",
@@ -159,6 +167,9 @@ def test_every_tool_over_stdio(store: tuple[Path, str, str]) -> None:
     assert [r["id"] for r in out["timeline"]["rows"]] == ["clm_1"]
     assert [r["id"] for r in out["day"]["rows"]] == ["clm_1"]
     assert [r["id"] for r in out["since"]["rows"]] == ["clm_1"]
+    assert [r["id"] for r in out["day_kind"]["rows"]] == ["clm_1"]
+    assert out["since_kind"]["rows"] == []
+    assert [r["id"] for r in out["paged"]["records"]] == ["per_ann"]
     assert out["last_seen"]["lastSeen"]["id"] == "clm_1"
     assert out["save"]["git"]["state"] == "committed"
     assert [r["lifecycle"] for r in out["correct"]["records"]] == ["active", "superseded"]

@@ -215,6 +215,14 @@ def test_cli_knowledge_commands(server: Server) -> None:
     assert one.returncode == 0 and "sixty days" in one.stdout
     bad = _cli(server, "knowledge", "grep", "x", "--limit", "99", *common)
     assert bad.returncode != 0 and "limit" in bad.stderr
+    write(vault, "clm_d", "Acme decided on anvils.", type="decision", occurred_at="2026-05-04")
+    dated = ["--since", "2026-05-01", "--until", "2026-05-31", "--json", *common]
+    in_may = json.loads(_cli(server, "knowledge", "grep", "anvils", *dated).stdout)
+    assert [h["id"] for h in in_may["hits"]] == ["clm_d"]
+    day = _cli(server, "knowledge", "chronicle-day", "2026-05-04", "--kind", "decision", *common)
+    assert day.returncode == 0 and "clm_d" in day.stdout
+    other = _cli(server, "knowledge", "chronicle-since", "2026-05-01", "--kind", "event", *common)
+    assert other.returncode == 0 and "clm_d" not in other.stdout
 
 
 def test_every_cli_command_is_documented() -> None:

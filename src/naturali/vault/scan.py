@@ -101,6 +101,7 @@ class VaultScanner:
         with self._lock:
             stats = self._current_stats()
             if len(stats) > self.max_files:
+                self._last = None  # the changes seen are spent: the next scan stats them all
                 raise ScanLimitExceeded(self.max_files)
             if self._last is not None and stats == self._last.stats:
                 return self._last
