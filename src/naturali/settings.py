@@ -23,6 +23,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8600
     max_upload_bytes: int = 50 * MiB
+    max_json_bytes: int = 1 * MiB  # every JSON request body (uploads go by max_upload_bytes)
     bootstrap_token: str | None = None
     # Embedder: "onnx" (bundled all-MiniLM-L6-v2) or "http" (OpenAI-compatible /embeddings).
     embedder: str = "onnx"

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from naturali import __version__
 from naturali.api import errors
-from naturali.api.errors import error_response
+from naturali.api.guard import RequestGuard
 from naturali.api.routes import (
     dates,
     documents,
@@ -34,23 +33,8 @@ def create_app(naturali: Naturali) -> FastAPI:
     for module in (projects, documents, memories, knowledge, records, dates, mutations):
         app.include_router(module.router)
 
-    limit = naturali.settings.max_upload_bytes
-
-    @app.middleware("http")
-    async def _body_limit(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        # Refuse an oversized body before reading it (multipart adds a little framing).
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > limit + 64 * 1024:
-            return error_response(
-                413,
-                "payload_too_large",
-                "upload_too_large",
-                f"the request body is larger than {limit} bytes",
-            )
-        return await call_next(request)
-
+    # Outermost: it answers before anything else reads the request.
+    app.add_middleware(RequestGuard, naturali=naturali)
     _document_errors(app)
 
     @app.get("/healthz", include_in_schema=False)

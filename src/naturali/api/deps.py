@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from naturali.api.guard import USER_KEY
 from naturali.model import User
 from naturali.service.app import Naturali
 
@@ -22,6 +23,10 @@ def current_user(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User:
+    # The request guard authenticated the caller before reading the body.
+    known: User | None = getattr(request.state, USER_KEY, None)
+    if known is not None:
+        return known
     token = credentials.credentials if credentials else None
     return service(request).auth.authenticate(token)
 

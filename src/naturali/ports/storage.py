@@ -44,6 +44,10 @@ class DocumentPathTaken(Exception):
     """A unique name (document path, store name) is already in use."""
 
 
+class LastOwner(Exception):
+    """The change would leave a project without an owner (checked in the same transaction)."""
+
+
 class VersionConflict(Exception):
     """The document moved on (or went away) since the new version was built from it."""
 
@@ -68,8 +72,13 @@ class Storage(Protocol):
     def list_projects(self, user_id: str) -> list[tuple[Project, Member]]: ...
     def get_member(self, project_id: str, user_id: str) -> Member | None: ...
     def list_members(self, project_id: str) -> list[Member]: ...
-    def put_member(self, member: Member) -> None: ...
-    def remove_member(self, project_id: str, user_id: str) -> None: ...
+    def put_member(self, member: Member) -> None:
+        """Add or change a member; raises LastOwner, changing nothing, if no owner is left."""
+        ...
+
+    def remove_member(self, project_id: str, user_id: str) -> None:
+        """Raises LastOwner, changing nothing, if no owner would be left."""
+        ...
 
     # documents
     def get_document(self, project_id: str, document_id: str) -> Document | None: ...

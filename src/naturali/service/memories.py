@@ -31,7 +31,6 @@ from naturali.service.requests import SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreRegistry
 from naturali.vault.record import Record, content_hash, parse
 
-MAX_CONTENT_CHARS = 100_000
 MAX_NAME_CHARS = 200
 
 
@@ -296,17 +295,7 @@ def _content(content: str) -> str:
         raise InvalidRequest(
             "content must be a non-empty string", code="invalid_content", param="content"
         )
-    if len(content) > MAX_CONTENT_CHARS:
-        raise InvalidRequest(
-            f"content is longer than {MAX_CONTENT_CHARS} characters",
-            code="invalid_content",
-            param="content",
-        )
-    if "\x00" in content:
-        raise InvalidRequest(
-            "content contains NUL characters", code="invalid_content", param="content"
-        )
-    return content
+    return validation.text(content, "content")
 
 
 def _name(name: str) -> str:
@@ -314,9 +303,7 @@ def _name(name: str) -> str:
         raise InvalidRequest(
             f"name must be 1–{MAX_NAME_CHARS} characters", code="invalid_name", param="name"
         )
-    if any(ord(c) < 32 for c in name):
-        raise InvalidRequest("name contains control characters", code="invalid_name", param="name")
-    return name.strip()
+    return validation.one_line(name, "name", "invalid_name").strip()
 
 
 def _title_from(content: str) -> str:

@@ -26,6 +26,7 @@ from naturali.ports.storage import Storage
 from naturali.retrieval.dates import date_issues
 from naturali.retrieval.eligibility import Entry
 from naturali.retrieval.keyword import Filters
+from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreContext, StoreRegistry, View
@@ -370,11 +371,10 @@ def _split(data: dict[str, Any], param: str) -> tuple[dict[str, Any], str | None
             code="managed_field",
             param=f"{param}.{managed[0]}",
         )
+    validation.record_fields(fields, param)
     body = data.get("body")
-    if body is not None and not isinstance(body, str):
-        raise InvalidRequest(
-            f"{param}.body must be a string", code="invalid_record", param=f"{param}.body"
-        )
+    if body is not None:
+        validation.text(body, f"{param}.body")
     return fields, body
 
 

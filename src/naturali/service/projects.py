@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from naturali.errors import Conflict, InvalidRequest, NotFound
 from naturali.ids import new_id, new_token
 from naturali.model import ROLES, Member, Project, User, utcnow
-from naturali.ports.storage import Storage
+from naturali.ports.storage import LastOwner, Storage
+from naturali.service import validation
 from naturali.service.auth import Auth, hash_token
 
 
@@ -19,6 +22,7 @@ class Projects:
     def create(self, user: User, name: str) -> tuple[Project, Member]:
         if not name.strip() or len(name) > 200:
             raise InvalidRequest("name must be 1–200 characters", code="invalid_name", param="name")
+        validation.one_line(name, "name", "invalid_name")
         now = utcnow()
         project = Project(new_id("proj"), name.strip(), now)
         owner = Member(project.id, user.id, "owner", now)
@@ -47,10 +51,9 @@ class Projects:
         if self._storage.get_user(user_id) is None:
             raise NotFound(f"user {user_id} not found", code="user_not_found", param="user_id")
         existing = self._storage.get_member(project_id, user_id)
-        if existing and existing.role == "owner" and role != "owner":
-            self._keep_an_owner(project_id, user_id)
         member = Member(project_id, user_id, role, existing.created_at if existing else utcnow())
-        self._storage.put_member(member)
+        with _keeping_an_owner():
+            self._storage.put_member(member)
         return member
 
     def remove_member(self, user: User, project_id: str, user_id: str) -> None:
@@ -60,16 +63,20 @@ class Projects:
             raise NotFound(
                 f"user {user_id} is not a member", code="member_not_found", param="user_id"
             )
-        if existing.role == "owner":
-            self._keep_an_owner(project_id, user_id)
-        self._storage.remove_member(project_id, user_id)
+        with _keeping_an_owner():
+            self._storage.remove_member(project_id, user_id)
 
-    def _keep_an_owner(self, project_id: str, leaving: str) -> None:
-        owners = [m for m in self._storage.list_members(project_id) if m.role == "owner"]
-        if [m.user_id for m in owners] == [leaving]:
-            raise Conflict(
-                "a project must keep at least one owner", code="last_owner", param="user_id"
-            )
+
+@contextmanager
+def _keeping_an_owner() -> Iterator[None]:
+    """The storage checks the rule in the same transaction as the change (so it holds under
+    concurrent changes); here its refusal becomes a 409."""
+    try:
+        yield
+    except LastOwner as exc:
+        raise Conflict(
+            "a project must keep at least one owner", code="last_owner", param="user_id"
+        ) from exc
 
 
 class Users:
@@ -80,6 +87,7 @@ class Users:
         """A user and their first token (returned once; only its hash is stored)."""
         if not name.strip() or len(name) > 200:
             raise InvalidRequest("name must be 1–200 characters", code="invalid_name", param="name")
+        validation.one_line(name, "name", "invalid_name")
         secret = token or new_token()
         user = User(new_id("user"), name.strip(), utcnow())
         self._storage.create_user(user, hash_token(secret))

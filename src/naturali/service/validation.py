@@ -14,12 +14,116 @@ MAX_TAGS = 64
 MAX_TAG_CHARS = 256
 MAX_METADATA_BYTES = 64 * 1024
 MAX_TITLE_CHARS = 512
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_CONTENT_CHARS = 100_000  # a memory's content, a record's body
+MAX_FIELD_DEPTH = 16  # nesting of a record's front-matter values
+# One-line values (paths, names, tags, titles): no control characters at all, and not the
+# line separators YAML reads as line breaks (a title with U+0085 would come back changed).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Text (bodies, content, multi-line field values): tabs and line breaks only.
+_TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 # Whitespace, controls, format characters (zero-width space and joiners, BOM, bidi marks) and
 # unassigned or private code points carry no text a search could match.
 _INVISIBLE = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zs", "Zl", "Zp"})
+
+
+def one_line(value: str, param: str, code: str) -> str:
+    """A one-line value (a name, a title): UTF-8 encodable, no control characters."""
+    if _CONTROL.search(value) or not _encodable(value):
+        raise InvalidRequest(
+            f"{param} holds a lone surrogate or a control character", code=code, param=param
+        )
+    return value
+
+
+def text(value: Any, param: str, *, max_chars: int = MAX_CONTENT_CHARS) -> str:
+    """Multi-line text a record or memory keeps: UTF-8 encodable, bounded, no control
+    characters but tabs and line breaks."""
+    if not isinstance(value, str):
+        raise InvalidRequest(f"{param} must be a string", code="invalid_text", param=param)
+    if len(value) > max_chars:
+        raise InvalidRequest(
+            f"{param} is longer than {max_chars} characters", code="too_long", param=param
+        )
+    if not _encodable(value) or _TEXT_CONTROL.search(value):
+        raise InvalidRequest(
+            f"{param} holds a lone surrogate or a control character",
+            code="invalid_text",
+            param=param,
+        )
+    return value
+
+
+def record_fields(fields: dict[str, Any], param: str) -> None:
+    """Front-matter values a client sends: every string encodable and free of control
+    characters (one-line ones of line breaks too), nested at most MAX_FIELD_DEPTH deep."""
+    pending: list[tuple[str, Any, int]] = [(f"{param}.{k}", v, 1) for k, v in fields.items()]
+    while pending:
+        path, item, depth = pending.pop()
+        if depth > MAX_FIELD_DEPTH:
+            raise InvalidRequest(
+                f"{param} is nested deeper than {MAX_FIELD_DEPTH} levels",
+                code="too_deep",
+                param=path,
+            )
+        if isinstance(item, str):
+            one_line = path.split(".")[1] in ("title", "type", "aliases", "tags", "kind", "id")
+            if not _encodable(item) or (_CONTROL if one_line else _TEXT_CONTROL).search(item):
+                raise InvalidRequest(
+                    f"{path} holds a lone surrogate or a control character",
+                    code="invalid_text",
+                    param=path,
+                )
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str) or not _encodable(key) or _CONTROL.search(key):
+                    raise InvalidRequest(f"{path} has a bad key", code="invalid_text", param=path)
+                pending.append((f"{path}.{key}", child, depth + 1))
+        elif isinstance(item, list):
+            pending.extend((f"{path}.{i}", c, depth + 1) for i, c in enumerate(item))
+
+
+def find_unencodable(value: Any) -> str | None:
+    """The dotted path of the first string (or key) in a JSON value that UTF-8 cannot encode
+    (a lone surrogate), "" for the value itself; None when there is none. Iterative, so no
+    nesting depth can exhaust the stack."""
+    pending: list[tuple[str, Any]] = [("", value)]
+    while pending:
+        path, item = pending.pop()
+        if isinstance(item, str):
+            if not _encodable(item):
+                return path
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                name = f"{path}.{key}" if path else str(key)
+                if not _encodable(str(key)):
+                    return path
+                pending.append((name, child))
+        elif isinstance(item, list):
+            pending.extend((f"{path}.{i}" if path else str(i), c) for i, c in enumerate(item))
+    return None
+
+
+def _depth(value: Any) -> int:
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, depth + 1) for child in item)
+    return deepest
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def has_visible(text: str) -> bool:
@@ -38,7 +142,7 @@ def logical_path(path: str, param: str = "path", *, prefix: bool = False) -> str
         raise InvalidRequest(
             f"path is longer than {MAX_PATH_BYTES} bytes", code="invalid_path", param=param
         )
-    if _CONTROL.search(path):
+    if _CONTROL.search(path) or not _encodable(path):
         raise InvalidRequest(
             "path contains NUL or control characters", code="invalid_path", param=param
         )
@@ -88,7 +192,7 @@ def tags(value: Any, param: str = "tags") -> dict[str, str]:
                 code="invalid_tags",
                 param=param,
             )
-        if _CONTROL.search(key) or _CONTROL.search(item) or ":" in key:
+        if not _encodable(key + item) or _CONTROL.search(key + item) or ":" in key:
             raise InvalidRequest(
                 "tag keys may not contain ':' or control characters",
                 code="invalid_tags",
@@ -102,6 +206,17 @@ def metadata(value: Any, param: str = "metadata") -> dict[str, Any]:
         return {}
     if not isinstance(value, dict):
         raise InvalidRequest("metadata must be a JSON object", code="invalid_metadata", param=param)
+    if _depth(value) > MAX_FIELD_DEPTH * 2:
+        raise InvalidRequest(
+            f"metadata is nested deeper than {MAX_FIELD_DEPTH * 2} levels",
+            code="invalid_metadata",
+            param=param,
+        )
+    bad = find_unencodable(value)
+    if bad is not None:
+        raise InvalidRequest(
+            f"metadata.{bad} holds a lone surrogate", code="invalid_metadata", param=param
+        )
     if len(json.dumps(value).encode()) > MAX_METADATA_BYTES:
         raise InvalidRequest(
             f"metadata is larger than {MAX_METADATA_BYTES} bytes",
@@ -114,7 +229,12 @@ def metadata(value: Any, param: str = "metadata") -> dict[str, Any]:
 def title(value: Any, param: str = "title") -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or len(value) > MAX_TITLE_CHARS or _CONTROL.search(value):
+    if (
+        not isinstance(value, str)
+        or len(value) > MAX_TITLE_CHARS
+        or _CONTROL.search(value)
+        or not _encodable(value)
+    ):
         raise InvalidRequest(
             f"title must be a string of at most {MAX_TITLE_CHARS} characters without control "
             "characters",

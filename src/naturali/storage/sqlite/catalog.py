@@ -24,6 +24,7 @@ from naturali.ports.storage import (
     ChunkChanges,
     DocumentPathTaken,
     EmbeddedChunk,
+    LastOwner,
     VersionConflict,
     memory_owner,
 )
@@ -141,12 +142,24 @@ class SqliteStorage:
     def put_member(self, member: Member) -> None:
         with self.db.write() as conn:
             self._insert_member(conn, member)
+            self._keep_an_owner(conn, member.project_id)
 
     def remove_member(self, project_id: str, user_id: str) -> None:
         with self.db.write() as conn:
             conn.execute(
                 "DELETE FROM members WHERE project_id = ? AND user_id = ?", (project_id, user_id)
             )
+            self._keep_an_owner(conn, project_id)
+
+    @staticmethod
+    def _keep_an_owner(conn: sqlite3.Connection, project_id: str) -> None:
+        """Checked inside the write transaction, so two owners removing each other at once
+        cannot both succeed: the second sees the first's change and rolls back."""
+        (owners,) = conn.execute(
+            "SELECT count(*) FROM members WHERE project_id = ? AND role = 'owner'", (project_id,)
+        ).fetchone()
+        if owners == 0:
+            raise LastOwner(project_id)
 
     # documents ------------------------------------------------------------------------------
     def get_document(self, project_id: str, document_id: str) -> Document | None:
