@@ -39,6 +39,9 @@ CRASH = textwrap.dedent(
     elif step == "before_receipt":
         from naturali.storage.sqlite.state import SqliteState
         SqliteState.journal_record = die
+    elif step == "mid_write":  # the temp file is written and fsynced, not yet renamed
+        import naturali.vault.files as files
+        files.os.replace = die
     elif step == "before_git":
         m.Mutations._commit = die
     naturali = Naturali(Settings.load({"data_dir": data_dir}))
@@ -70,7 +73,7 @@ def _setup(tmp_path: Path, embedder: OnnxEmbedder) -> tuple[Naturali, object, st
 
 
 @pytest.mark.parametrize(
-    "step", ["before_writes", "between_writes", "before_receipt", "before_git"]
+    "step", ["before_writes", "mid_write", "between_writes", "before_receipt", "before_git"]
 )
 def test_a_crash_at_any_step_reopens_consistent(
     tmp_path: Path, embedder: OnnxEmbedder, step: str
@@ -129,6 +132,13 @@ def test_a_crash_at_any_step_reopens_consistent(
         ),
     )
     assert again["records"] == receipt["records"]  # the retried request is the same mutation
+    # Recovery removed the temp files of the interrupted write and committed records only.
+    vault = tmp_path / "stores" / store_id / "vault"
+    assert [p.name for p in vault.rglob("*") if ".git" not in p.parts and p.suffix != ".md"] == []
+    tracked = subprocess.run(
+        ["git", f"--git-dir={vault / '.git'}", "ls-files"], capture_output=True, text=True
+    ).stdout.split()
+    assert tracked and all(name.endswith(".md") for name in tracked), tracked
     reopened.close()
 
 

@@ -37,6 +37,9 @@ class Settings:
     git_binary: str = "git"
     # A vault with more record files than this is refused, never searched in part.
     vault_max_files: int = 200_000
+    # Seconds a search may spend indexing vault files edited by other means (the rest waits
+    # for the next search); writes through naturali index on the writer's time.
+    reconcile_budget_seconds: float = 2.0
     # Client side (CLI, MCP over HTTP).
     base_url: str = "http://127.0.0.1:8600"
     token: str | None = None

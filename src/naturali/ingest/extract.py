@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import io
-import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from naturali.errors import InvalidRequest, UnsupportedMediaType
+from naturali.ingest import pdf
 
 PAGE_SEPARATOR = "\n\f\n"
 _TEXT_SUFFIXES = {".md", ".markdown", ".mdown", ".txt", ".text", ""}
@@ -73,18 +72,11 @@ def _markdown_title(text: str) -> str | None:
 
 
 def _extract_pdf(data: bytes) -> Extracted:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
-        reader = PdfReader(io.BytesIO(data))
-        raw_pages = [page.extract_text() or "" for page in reader.pages]
-        title = reader.metadata.title if reader.metadata else None
-    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
-        raise InvalidRequest(
-            f"the PDF could not be read: {exc}", code="invalid_pdf", param="file"
-        ) from exc
+        read = pdf.read(data)
+    except pdf.PdfError as exc:
+        raise InvalidRequest(str(exc), code=exc.code, param="file") from exc
+    raw_pages, title = read.pages, read.title
     pages: list[Page] = []
     offset = 0
     for number, text in enumerate(raw_pages, start=1):
@@ -97,7 +89,7 @@ def _extract_pdf(data: bytes) -> Extracted:
             "no_text_layer: the PDF has no extractable text (scanned?); "
             "it was stored with zero chunks and is not searchable"
         )
-    return Extracted("application/pdf", pages, str(title) if title else None, warnings)
+    return Extracted("application/pdf", pages, title, warnings)
 
 
 def full_text(extracted: Extracted) -> str:

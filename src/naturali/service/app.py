@@ -54,12 +54,20 @@ class Naturali:
         self.memories = Memories(
             self.storage, self.auth, self.embedder, self.stores, self.mutations
         )
+        self.mutations.after_write = self.memories.index_written
         self.records = Records(self.storage, self.auth, self.stores)
         self.dates = Dates(self.records)
         self.indexes = IndexRegistry(
             self.storage, lambda: self.embedder().dimension, lambda: self.embedder().model_id
         )
-        self.search = Search(self.storage, self.auth, self.embedder, self.indexes, self.memories)
+        self.search = Search(
+            self.storage,
+            self.auth,
+            self.embedder,
+            self.indexes,
+            self.memories,
+            settings.reconcile_budget_seconds,
+        )
 
     def embedder(self) -> Embedder:
         """Loaded on first use, once per process."""

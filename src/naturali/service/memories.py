@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,7 +161,7 @@ class Memories:
             store.id,
             SaveRequest(requestId=new_id("req"), id=new_id("mem"), record=record),
         )
-        return self._index_file(store, self.vault(store.id) / receipt["records"][0]["path"])
+        return self._indexed(store, receipt["records"][0])
 
     def update(
         self,
@@ -194,7 +195,7 @@ class Memories:
                 record=record,
             ),
         )
-        return self._index_file(store, self.vault(store.id) / receipt["records"][0]["path"])
+        return self._indexed(store, receipt["records"][0])
 
     def get(self, user: User, project_id: str, store_id: str, memory_id: str) -> Memory:
         self._auth.require(user, project_id, "read")
@@ -239,16 +240,24 @@ class Memories:
         return entry
 
     # reconcile ------------------------------------------------------------------------------
-    def reconcile(self, store: MemoryStore) -> ReconcileReport:
+    def reconcile(self, store: MemoryStore, budget: float | None = None) -> ReconcileReport:
         """Bring the catalog in line with the vault, through the same scan and eligibility as
         the records tools: re-chunk and re-embed only records whose content hash changed, drop
-        records that left, stopped being active or became ineligible (guards included)."""
+        records that left, stopped being active or became ineligible (guards included).
+
+        Writes through the service index their records as they are written (the writer pays);
+        what is left here is files edited by other means. A search passes a ``budget`` in
+        seconds: once spent, the remaining records wait for the next call, so no search does
+        unbounded embedding on another writer's behalf."""
         view = self._stores.context(store.id).view()
         active = {i: e for i, e in view.entries.items() if e.lifecycle == "active"}
         known = self._storage.memory_hashes(store.id)
         indexed = 0
+        deadline = None if budget is None else time.monotonic() + budget
         for record_id, entry in active.items():
             if known.get(record_id) != entry.scanned.sha256:
+                if deadline is not None and time.monotonic() > deadline:
+                    break
                 self._index(store, entry.scanned.record, entry.scanned.sha256, entry.scanned.path)
                 indexed += 1
         removed = 0
@@ -257,6 +266,18 @@ class Memories:
             removed += 1
         invalid = [f"{i.path}: {i.message}" for i in view.scan.issues]
         return ReconcileReport(indexed, removed, len(active) - indexed, invalid)
+
+    def index_written(self, project_id: str, store_id: str) -> None:
+        """After a write through the service: index what it wrote, on the writer's time."""
+        store = self._storage.get_memory_store(project_id, store_id)
+        if store is not None:
+            self.reconcile(store)
+
+    def _indexed(self, store: MemoryStore, written: dict[str, Any]) -> Memory:
+        """The memory a write just indexed (or, if indexing it failed, indexed now)."""
+        key = (store.id, str(written["id"]))
+        found = self._storage.get_store_memories([key]).get(key)
+        return found or self._index_file(store, self.vault(store.id) / written["path"])
 
     def _index_file(self, store: MemoryStore, path: Path) -> Memory:
         data = path.read_bytes()

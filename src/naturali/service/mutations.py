@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -30,7 +31,7 @@ from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreContext, StoreRegistry, View
-from naturali.vault.files import atomic_write
+from naturali.vault.files import atomic_write, remove_temp_files
 from naturali.vault.git import GitError, VaultGit
 from naturali.vault.record import KINDS, Record, RecordFormatError, render
 
@@ -46,6 +47,7 @@ MANAGED = {
     "lifecycle_change",
 }
 PREFIX = {"page": "pg", "claim": "clm", "relationship": "rel"}
+log = logging.getLogger("naturali.mutations")
 Plan = tuple[list[PlannedWrite], list[GuardRow]]
 
 
@@ -63,6 +65,9 @@ class Mutations:
         self._stores = stores
         self._git_binary = git_binary
         self._git_enabled = git_enabled
+        # Called with (project_id, store_id) after each write: the composition root points it
+        # at the memories index, so a writer indexes what it wrote (searches never do).
+        self.after_write: Callable[[str, str], None] | None = None
 
     # the operations ----------------------------------------------------------------------------
     def save(
@@ -85,7 +90,8 @@ class Mutations:
             text = body if body is not None else current.scanned.record.body
             return [_write(current.scanned.path, Record(front, text))], []
 
-        return self._run(ctx, request.requestId, "save", request.model_dump(), plan)
+        receipt = self._run(ctx, request.requestId, "save", request.model_dump(), plan)
+        return self._indexed(project_id, store_id, receipt)
 
     def correct(
         self, user: User, project_id: str, store_id: str, request: CorrectRequest
@@ -126,7 +132,8 @@ class Mutations:
             )
             return [replacement, superseded], [guard]  # the replacement lands first
 
-        return self._run(ctx, request.requestId, "correct", request.model_dump(), plan)
+        receipt = self._run(ctx, request.requestId, "correct", request.model_dump(), plan)
+        return self._indexed(project_id, store_id, receipt)
 
     def withdraw(
         self, user: User, project_id: str, store_id: str, request: WithdrawRequest
@@ -151,7 +158,8 @@ class Mutations:
                 guard
             ]
 
-        return self._run(ctx, request.requestId, "withdraw", request.model_dump(), plan)
+        receipt = self._run(ctx, request.requestId, "withdraw", request.model_dump(), plan)
+        return self._indexed(project_id, store_id, receipt)
 
     def resume(self, user: User, project_id: str, store_id: str) -> dict[str, Any]:
         ctx = self._open(user, project_id, store_id, "write")
@@ -196,6 +204,16 @@ class Mutations:
             )
         return self._stores.context(store_id)
 
+    def _indexed(self, project_id: str, store_id: str, receipt: dict[str, Any]) -> dict[str, Any]:
+        """Embed what was written for the project search before answering; a failure here
+        leaves the write done and the next search to index it."""
+        if self.after_write is not None:
+            try:
+                self.after_write(project_id, store_id)
+            except Exception:  # the write stands; indexing is retried by the next read
+                log.exception("indexing after a write failed")
+        return receipt
+
     def _run(
         self,
         ctx: StoreContext,
@@ -233,7 +251,7 @@ class Mutations:
             ctx.state.journal_begin(entry)
             ctx.state.record_session(ctx.session, write=True)
             receipt = self._apply(ctx, entry)
-            self._commit(ctx, [request_id], [w.path for w in entry.writes])
+            self._commit(ctx, [request_id])
         final = ctx.state.journal_get(request_id)
         return self._with_indexed(ctx, final.receipt if final and final.receipt else receipt)
 
@@ -260,15 +278,14 @@ class Mutations:
         ctx.state.journal_record(entry.request_id, receipt)
         return receipt
 
-    def _commit(
-        self, ctx: StoreContext, request_ids: list[str], paths: list[str] | None = None
-    ) -> None:
-        """Commit the vault; this mutation and any earlier pending ones share the commit
-        (then the whole vault is staged, not only this mutation's paths)."""
+    def _commit(self, ctx: StoreContext, request_ids: list[str]) -> None:
+        """Commit the record files these mutations and any earlier pending ones wrote, and
+        nothing else (no temp file, no file edited by other means), in one commit."""
         earlier = [r for r in ctx.state.journal_git_pending() if r not in request_ids]
         pending = earlier + request_ids
-        if earlier:
-            paths = None
+        paths = sorted(
+            {w.path for r in pending if (e := ctx.state.journal_get(r)) for w in e.writes}
+        )
         if not self._git_enabled:
             ctx.state.journal_set_git(pending, {"state": "disabled", "commit": None})
             return
@@ -292,7 +309,12 @@ class Mutations:
         """Roll forward writes a crash interrupted (the journal holds their full content),
         then retry pending Git commits."""
         finished = []
-        for entry in ctx.state.journal_incomplete():
+        incomplete = ctx.state.journal_incomplete()
+        if incomplete:
+            # A temp file can only be left by a write whose entry is still incomplete; the
+            # store lock is held, so no live writer owns one.
+            remove_temp_files(ctx.store_dir / "vault")
+        for entry in incomplete:
             self._apply(ctx, entry)
             finished.append(entry.request_id)
         if finished or ctx.state.journal_git_pending():

@@ -78,7 +78,9 @@ class Search:
         embedder: Callable[[], Embedder],
         indexes: IndexRegistry,
         memories: Memories,
+        reconcile_budget: float = 2.0,
     ) -> None:
+        self._reconcile_budget = reconcile_budget
         self._storage = storage
         self._auth = auth
         self._embedder = embedder
@@ -100,7 +102,7 @@ class Search:
         if taking_part.memories:
             for store in stores.values():
                 if request.memory_store_ids is None or store.id in request.memory_store_ids:
-                    self._memories.reconcile(store)
+                    self._memories.reconcile(store, budget=self._reconcile_budget)
         # The query is embedded on another thread while the index syncs and the lexical leg
         # runs (onnxruntime releases the GIL).
         embedding = (

@@ -6,12 +6,22 @@ import os
 import tempfile
 from pathlib import Path
 
+TEMP_PREFIX, TEMP_SUFFIX = ".tmp-", ".part"
+
+
+def remove_temp_files(vault: Path) -> list[Path]:
+    """Temp files an interrupted atomic write left behind (call only while no write runs)."""
+    found = [p for p in vault.rglob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}") if ".git" not in p.parts]
+    for path in found:
+        path.unlink(missing_ok=True)
+    return found
+
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Temp file in the same directory, fsync, rename: a reader sees the old or the new file,
     never a torn one, even across a crash."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
