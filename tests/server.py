@@ -30,7 +30,7 @@ def free_port() -> int:
 
 def start(data_dir: Path, cwd: Path) -> Server:
     port = free_port()
-    token = "nk_test_" + os.urandom(8).hex()
+    token = "nk_test_" + os.urandom(16).hex()
     env = {**os.environ, "NATURALI_BOOTSTRAP_TOKEN": token, "NATURALI_DATA_DIR": str(data_dir)}
     log = (cwd / "server.log").open("wb")
     process = subprocess.Popen(

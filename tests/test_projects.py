@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import Api, assert_error
 from naturali.service.app import Naturali
@@ -85,13 +90,31 @@ def test_first_start_writes_owner_token_0600(tmp_path: Path) -> None:
     assert token.encode() not in (tmp_path / "catalog.sqlite").read_bytes()
 
 
+FIXED = "nk_fixed_for_ci_7Qm2Zx9Lp4Rt8Vw3Ky6"
+
+
 def test_bootstrap_token_from_settings(tmp_path: Path) -> None:
     naturali = Naturali(
-        Settings.load({"data_dir": tmp_path}, env={"NATURALI_BOOTSTRAP_TOKEN": "nk_fixed_for_ci"})
+        Settings.load({"data_dir": tmp_path}, env={"NATURALI_BOOTSTRAP_TOKEN": FIXED})
     )
-    assert naturali.bootstrap() == "nk_fixed_for_ci"
-    assert naturali.auth.authenticate("nk_fixed_for_ci").name == "owner"
+    assert naturali.bootstrap() == FIXED
+    assert naturali.auth.authenticate(FIXED).name == "owner"
     naturali.close()
+
+
+@pytest.mark.parametrize("weak", ["nk_fixed_for_ci", "a" * 40, "abababababababababababababababab"])
+def test_a_guessable_bootstrap_token_is_refused(tmp_path: Path, weak: str) -> None:
+    with pytest.raises(ValueError, match="bootstrap_token"):
+        Settings.load({"data_dir": tmp_path}, env={"NATURALI_BOOTSTRAP_TOKEN": weak})
+    serve = subprocess.run(
+        [sys.executable, "-m", "naturali.cli.main", "serve", "--data-dir", str(tmp_path)],
+        env={**os.environ, "NATURALI_BOOTSTRAP_TOKEN": weak},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert serve.returncode != 0 and "bootstrap_token" in serve.stderr
+    assert not (tmp_path / "catalog.sqlite").exists()
 
 
 def test_projects_validate_body(api: Api) -> None:

@@ -44,6 +44,10 @@ class Settings:
     base_url: str = "http://127.0.0.1:8600"
     token: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.bootstrap_token is not None:
+            _check_secret(self.bootstrap_token)
+
     @classmethod
     def load(
         cls, overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
@@ -71,6 +75,22 @@ class Settings:
                 raise ValueError(f"unknown setting {key!r}")
             typed[key] = _coerce(getattr(self, key), known[key].type, raw)
         return replace(self, **typed)
+
+
+MIN_SECRET_CHARS = 32
+MIN_SECRET_DISTINCT = 12
+
+
+def _check_secret(token: str) -> None:
+    """The bootstrap token is the owner's key to every project: a guessable one is refused
+    (at least 32 characters, at least 12 different ones; ``naturali serve`` prints a random
+    one when none is set)."""
+    if len(token) < MIN_SECRET_CHARS or len(set(token)) < MIN_SECRET_DISTINCT:
+        raise ValueError(
+            f"bootstrap_token must be at least {MIN_SECRET_CHARS} characters with at least "
+            f"{MIN_SECRET_DISTINCT} different ones (e.g. `python3 -c 'import secrets; "
+            "print(secrets.token_urlsafe(32))'`)"
+        )
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

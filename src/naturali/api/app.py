@@ -9,6 +9,7 @@ from fastapi.openapi.utils import get_openapi
 
 from naturali import __version__
 from naturali.api import errors
+from naturali.api.access_log import AccessLog
 from naturali.api.guard import RequestGuard
 from naturali.api.routes import (
     dates,
@@ -33,8 +34,9 @@ def create_app(naturali: Naturali) -> FastAPI:
     for module in (projects, documents, memories, knowledge, records, dates, mutations):
         app.include_router(module.router)
 
-    # Outermost: it answers before anything else reads the request.
+    # Added last is outermost: the log sees every answer, the guard's refusals included.
     app.add_middleware(RequestGuard, naturali=naturali)
+    app.add_middleware(AccessLog)
     _document_errors(app)
 
     @app.get("/healthz", include_in_schema=False)

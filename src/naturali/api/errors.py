@@ -4,6 +4,8 @@ Validation failures are 400 (never FastAPI's default 422 shape)."""
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -69,12 +71,17 @@ def openapi_entry(status: int) -> dict[str, Any]:
 
 
 def error_response(
-    status: int, type_: str, code: str, message: str, param: str | None = None
+    status: int,
+    type_: str,
+    code: str,
+    message: str,
+    param: str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     body = {"error": {"type": type_, "code": code, "message": message, "param": param}}
     # RFC 6750: a 401 names the scheme the client must use.
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, headers=headers)
+    extra = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    return JSONResponse(body, status_code=status, headers={**(headers or {}), **extra})
 
 
 def from_validation(errors: list[dict[str, object]], *, located: bool = False) -> InvalidRequest:
@@ -107,6 +114,17 @@ def from_validation(errors: list[dict[str, object]], *, located: bool = False) -
     return InvalidRequest(message, code=code, param=param)
 
 
+def _allowed_methods(app: FastAPI, path: str) -> str:
+    """Every method some operation serves at this path (RFC 9110's Allow), from the OpenAPI
+    paths: Starlette names only the first matching route's, and FastAPI makes one route per
+    method."""
+    methods: set[str] = set()
+    for template, operations in app.openapi()["paths"].items():
+        if re.fullmatch(re.sub(r"\{[^/]+\}", "[^/]+", template), path):
+            methods |= {m.upper() for m in operations}
+    return ", ".join(sorted(methods))
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(NaturaliError)
     async def _naturali(_: Request, exc: NaturaliError) -> JSONResponse:
@@ -123,10 +141,13 @@ def install(app: FastAPI) -> None:
         return error_response(400, err.type, err.code, err.message, err.param)
 
     @app.exception_handler(HTTPException)
-    async def _http(_: Request, exc: HTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
         type_ = _HTTP_TYPES.get(exc.status_code, "api_error")
-        code = "route_not_found" if exc.status_code == 404 else type_
-        return error_response(exc.status_code, type_, code, str(exc.detail))
+        code = {404: "route_not_found", 405: "method_not_allowed"}.get(exc.status_code, type_)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed_methods(app, request.url.path)
+        return error_response(exc.status_code, type_, code, str(exc.detail), headers=headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

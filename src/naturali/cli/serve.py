@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -49,4 +50,6 @@ def serve(
     changed = naturali.reembed(lambda n: typer.echo(f"\r  re-embedded {n} chunks", nl=False))
     if changed:
         typer.echo(f"\nRe-embedded {changed} chunks made by another embedder model.")
-    uvicorn.run(create_app(naturali), host=s.host, port=s.port, log_level="info")
+    # uvicorn's own access log prints query strings (filters); naturali.access does not.
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
+    uvicorn.run(create_app(naturali), host=s.host, port=s.port, log_level="info", access_log=False)

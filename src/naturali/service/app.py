@@ -37,7 +37,11 @@ class Naturali:
     ) -> None:
         self.settings = settings
         data_dir = settings.data_dir
-        data_dir.mkdir(parents=True, exist_ok=True)
+        # Everything under the data dir is the owner's alone: indexed text, tokens' hashes,
+        # vault records. The umask covers what SQLite, Git and the writers create later.
+        os.umask(0o077)
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(data_dir, 0o700)
         self.storage: Storage = storage or SqliteStorage(data_dir / "catalog.sqlite")
         self._embedder = embedder
         self._embedder_lock = threading.Lock()

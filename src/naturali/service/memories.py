@@ -74,13 +74,18 @@ class Memories:
         store = MemoryStore(
             new_id("mstore"), project_id, _name(name), validation.tags(tags), now, now
         )
-        self.vault(store.id).mkdir(parents=True, exist_ok=True)
         try:
             self._storage.create_memory_store(store)
         except DocumentPathTaken as exc:
             raise Conflict(
                 f"a memory store named {store.name!r} exists", code="name_taken", param="name"
             ) from exc
+        # The folder only once the store exists: a refused or failed creation leaves none.
+        try:
+            self.vault(store.id).mkdir(parents=True, exist_ok=True)
+        except OSError:
+            self._storage.delete_memory_store(project_id, store.id)
+            raise
         return store
 
     def list_stores(self, user: User, project_id: str) -> list[MemoryStore]:
@@ -256,7 +261,8 @@ class Memories:
         deadline = None if budget is None else time.monotonic() + budget
         for record_id, entry in active.items():
             if known.get(record_id) != entry.scanned.sha256:
-                if deadline is not None and time.monotonic() > deadline:
+                # At least one record per call, so a small budget still makes progress.
+                if indexed and deadline is not None and time.monotonic() > deadline:
                     break
                 self._index(store, entry.scanned.record, entry.scanned.sha256, entry.scanned.path)
                 indexed += 1

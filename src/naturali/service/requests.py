@@ -6,10 +6,20 @@ silent coercion.
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
+from naturali.model import ROLES
 from naturali.service import validation
 from naturali.vault.record import RECORD_ID_PATTERN
 
@@ -20,8 +30,56 @@ Text = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
 FilterList = Annotated[list[str], Field(min_length=1, max_length=MAX_FILTER_ITEMS)]
 
 
+# What the service refuses (with its own codes: invalid_path, invalid_tags, …), said in the
+# schema too, so a client generated from OpenAPI does not send it: one-line values have no
+# control characters (nor U+2028/9, which YAML reads as line breaks); text keeps tabs and line
+# breaks only; tag keys have no ':'.
+ONE_LINE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"
+TEXT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]*$"
+
+
+def _documented(pattern: str, **more: int) -> Any:
+    return Field(json_schema_extra={"pattern": pattern, **more})
+
+
+OneLine = Annotated[str, _documented(ONE_LINE_PATTERN)]
+Name = Annotated[
+    str, StringConstraints(min_length=1, max_length=200), _documented(ONE_LINE_PATTERN)
+]
+TextBody = Annotated[str, _documented(TEXT_PATTERN)]
+TagKey = Annotated[str, _documented(r"^[^:\x00-\x1f\x7f-\x9f]+$", maxLength=256)]
+Tags = dict[TagKey, Annotated[str, _documented(ONE_LINE_PATTERN, maxLength=256)]]
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integral_floats(cls, data: Any) -> Any:
+        """JSON has one number type: 2.0 is the integer 2 (JSON Schema's "integer" agrees),
+        so a client may send it for an integer field; 2.5 is still refused."""
+        if not isinstance(data, dict):
+            return data
+        ints = _integer_fields(cls)
+        return {
+            k: int(v) if k in ints and isinstance(v, float) and v.is_integer() else v
+            for k, v in data.items()
+        }
+
+
+def _integer_fields(model: type[BaseModel]) -> set[str]:
+    out = set()
+    for name, info in model.model_fields.items():
+        annotation = info.annotation
+        options = (
+            typing.get_args(annotation)
+            if typing.get_origin(annotation) in (typing.Union, types.UnionType)
+            else (annotation,)
+        )
+        if int in options:
+            out.add(info.alias or name)
+    return out
 
 
 Snapshot = Annotated[str, StringConstraints(min_length=1, max_length=64)]
@@ -57,7 +115,7 @@ class SearchRequest(Strict):
     memory_store_ids: FilterList | None = Field(
         None, description="Restrict to memories in these memory stores."
     )
-    tags: dict[str, str] | None = Field(
+    tags: Tags | None = Field(
         None,
         description="Every key-value pair must be contained in the result's tags "
         "(for memories, the store's tags count as well as the memory's own).",
@@ -88,49 +146,51 @@ class SearchRequest(Strict):
 class DocumentText(Strict):
     """A document sent as JSON text instead of a file."""
 
-    path: str
+    path: OneLine
     content: str
-    title: str | None = None
+    title: OneLine | None = None
     metadata: dict[str, Any] | None = None
-    tags: dict[str, str] | None = None
+    tags: Tags | None = None
 
 
 class DocumentTextUpdate(Strict):
-    path: str | None = None
+    path: OneLine | None = None
     content: str
-    title: str | None = None
+    title: OneLine | None = None
     metadata: dict[str, Any] | None = None
-    tags: dict[str, str] | None = None
+    tags: Tags | None = None
 
 
 class ProjectCreate(Strict):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    name: Name
 
 
 class MemberRole(Strict):
-    role: str = Field(description="owner, editor or viewer")
+    role: str = Field(
+        description="owner, editor or viewer", json_schema_extra={"enum": list(ROLES)}
+    )
 
 
 class MemoryStoreCreate(Strict):
-    name: str
-    tags: dict[str, str] | None = None
+    name: Name
+    tags: Tags | None = None
 
 
 class MemoryStoreUpdate(Strict):
-    name: str | None = None
-    tags: dict[str, str] | None = None
+    name: Name | None = None
+    tags: Tags | None = None
 
 
 class MemoryCreate(Strict):
-    content: str
-    tags: dict[str, str] | None = None
-    title: str | None = None
+    content: TextBody
+    tags: Tags | None = None
+    title: OneLine | None = None
 
 
 class MemoryUpdate(Strict):
-    content: str | None = None
-    tags: dict[str, str] | None = None
-    title: str | None = None
+    content: TextBody | None = None
+    tags: Tags | None = None
+    title: OneLine | None = None
 
 
 Kind = Literal["page", "claim", "relationship"]

@@ -119,7 +119,9 @@ def list_documents(
     project_id: str,
     user: CurrentUser,
     svc: Service,
-    path_prefix: Annotated[str | None, Query(description="Only paths starting with this")] = None,
+    path_prefix: Annotated[
+        str | None, Query(min_length=1, description="Only paths starting with this")
+    ] = None,
     cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> DocumentList:

@@ -1,0 +1,214 @@
+"""The authorization matrix, generated from ``/openapi.json``: every operation × no token, a
+bad token, a non-member, a role too low, and another project's ids. A new route fails here
+until it is listed with the role it needs and a valid body, so it is covered the day it is
+added."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from conftest import Api
+
+Body = Callable[["World"], dict[str, Any] | None]
+
+
+@dataclass
+class World:
+    api: Api
+    project: str
+    document: str
+    store: str
+    memory: str
+    record: str
+    other_project: str
+    other_document: str
+    other_store: str
+    tokens: dict[str, str]
+    spare_user: str
+
+    def ids(self, foreign: str | None = None) -> dict[str, str]:
+        ids = {
+            "project_id": self.project,
+            "document_id": self.document,
+            "memory_store_id": self.store,
+            "memory_id": self.memory,
+            "record_id": self.record,
+            "requestId": "seed",
+            "user_id": self.spare_user,
+        }
+        if foreign == "document_id":
+            ids["document_id"] = self.other_document
+        elif foreign is not None:  # everything inside a store: take another project's store
+            ids["memory_store_id"] = self.other_store
+        return ids
+
+
+def _no_body(_: World) -> None:
+    return None
+
+
+# (method, path) → (role needed, body). "any" is any authenticated user.
+OPERATIONS: dict[tuple[str, str], tuple[str, Body]] = {
+    ("get", "/v1/projects"): ("any", _no_body),
+    ("post", "/v1/projects"): ("any", lambda w: {"name": "authz"}),
+    ("get", "/v1/projects/{project_id}"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/members"): ("read", _no_body),
+    ("put", "/v1/projects/{project_id}/members/{user_id}"): (
+        "owner",
+        lambda w: {"role": "viewer"},
+    ),
+    ("delete", "/v1/projects/{project_id}/members/{user_id}"): ("owner", _no_body),
+    ("post", "/v1/projects/{project_id}/documents"): (
+        "write",
+        lambda w: {"path": "/authz.md", "content": "x"},
+    ),
+    ("get", "/v1/projects/{project_id}/documents"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/documents/{document_id}"): ("read", _no_body),
+    ("put", "/v1/projects/{project_id}/documents/{document_id}"): (
+        "write",
+        lambda w: {"content": "changed"},
+    ),
+    ("delete", "/v1/projects/{project_id}/documents/{document_id}"): ("write", _no_body),
+    ("post", "/v1/projects/{project_id}/memory_stores"): ("write", lambda w: {"name": "s2"}),
+    ("get", "/v1/projects/{project_id}/memory_stores"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/memory_stores/{memory_store_id}"): ("read", _no_body),
+    ("patch", "/v1/projects/{project_id}/memory_stores/{memory_store_id}"): (
+        "write",
+        lambda w: {"name": "s3"},
+    ),
+    ("delete", "/v1/projects/{project_id}/memory_stores/{memory_store_id}"): ("owner", _no_body),
+    ("post", "/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories"): (
+        "write",
+        lambda w: {"content": "x"},
+    ),
+    ("get", "/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories"): (
+        "read",
+        _no_body,
+    ),
+    ("get", "/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories/{memory_id}"): (
+        "read",
+        _no_body,
+    ),
+    (
+        "patch",
+        "/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories/{memory_id}",
+    ): ("write", lambda w: {"content": "y"}),
+    (
+        "delete",
+        "/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories/{memory_id}",
+    ): ("write", _no_body),
+    ("post", "/v1/projects/{project_id}/knowledge/search"): ("read", lambda w: {"query": "x"}),
+}
+_KNOWLEDGE = "/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge"
+OPERATIONS |= {
+    ("post", f"{_KNOWLEDGE}/grep"): ("read", lambda w: {"query": "x"}),
+    ("post", f"{_KNOWLEDGE}/lookup"): ("read", lambda w: {"query": "x"}),
+    ("post", f"{_KNOWLEDGE}/records"): ("read", lambda w: {}),
+    ("get", f"{_KNOWLEDGE}/records/{{record_id}}"): ("read", _no_body),
+    ("get", f"{_KNOWLEDGE}/records/{{record_id}}/history"): ("read", _no_body),
+    ("post", f"{_KNOWLEDGE}/timeline"): ("read", lambda w: {}),
+    ("post", f"{_KNOWLEDGE}/chronicle/day"): ("read", lambda w: {"date": "2026-01-01"}),
+    ("post", f"{_KNOWLEDGE}/chronicle/since"): ("read", lambda w: {"since": "2026-01-01"}),
+    ("post", f"{_KNOWLEDGE}/chronicle/last_seen"): ("read", lambda w: {"entity": "x"}),
+    ("get", f"{_KNOWLEDGE}/mutations/{{requestId}}"): ("read", _no_body),
+    ("post", f"{_KNOWLEDGE}/save"): (
+        "write",
+        lambda w: {"requestId": "z1", "record": {"kind": "claim", "title": "t"}},
+    ),
+    ("post", f"{_KNOWLEDGE}/correct"): (
+        "write",
+        lambda w: {
+            "requestId": "z2",
+            "id": w.record,
+            "expectedRevision": 1,
+            "expectedHash": "0" * 64,
+            "replacement": {"title": "u"},
+            "reason": "r",
+        },
+    ),
+    ("post", f"{_KNOWLEDGE}/withdraw"): (
+        "write",
+        lambda w: {"requestId": "z3", "id": w.record, "reason": "r"},
+    ),
+    ("post", f"{_KNOWLEDGE}/resume"): ("write", lambda w: {}),
+}
+TOO_LOW = {"write": "viewer", "owner": "editor"}
+
+
+@pytest.fixture
+def world(api: Api) -> World:
+    project = api.project("a")
+    document = api.doc(project, "/a.md", "Refunds take five days.")["id"]
+    store = api.post(f"/v1/projects/{project}/memory_stores", json={"name": "kb"}).json()["id"]
+    memory = api.post(
+        f"/v1/projects/{project}/memory_stores/{store}/memories", json={"content": "Acme."}
+    ).json()["id"]
+    saved = api.post(
+        f"/v1/projects/{project}/memory_stores/{store}/knowledge/save",
+        json={"requestId": "seed", "record": {"kind": "claim", "title": "Seed"}},
+    ).json()
+    other = api.project("b")
+    other_document = api.doc(other, "/b.md", "Other project.")["id"]
+    other_store = api.post(f"/v1/projects/{other}/memory_stores", json={"name": "kb"}).json()["id"]
+    tokens = {role: api.member(project, role) for role in ("viewer", "editor")}
+    _, tokens["outsider"] = api.user("outsider")
+    spare_user, _ = api.user("spare")
+    return World(
+        api,
+        project,
+        document,
+        store,
+        memory,
+        saved["records"][0]["id"],
+        other,
+        other_document,
+        other_store,
+        tokens,
+        spare_user,
+    )
+
+
+def _call(
+    world: World, method: str, path: str, ids: dict[str, str], token: str | None
+) -> tuple[int, dict[str, Any]]:
+    url = re.sub(r"\{(\w+)\}", lambda m: ids[m.group(1)], path)
+    body = OPERATIONS[(method, path)][1](world)
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    response = world.api.http.request(method.upper(), url, json=body, headers=headers)
+    return response.status_code, response.json() if response.content else {}
+
+
+def test_every_operation_is_in_the_matrix(api: Api) -> None:
+    schema = api.http.get("/openapi.json").json()
+    listed = {(m, p) for p, ops in schema["paths"].items() for m in ops}
+    assert listed == set(OPERATIONS)
+
+
+def test_the_matrix(world: World) -> None:
+    calls = leaks = 0
+    for (method, path), (need, _) in sorted(OPERATIONS.items()):
+        ids = world.ids()
+        expected: list[tuple[str | None, dict[str, str], int]] = [
+            (None, ids, 401),
+            ("nk_not_a_token", ids, 401),
+        ]
+        if "{project_id}" in path:
+            expected.append((world.tokens["outsider"], ids, 404))
+        if need in TOO_LOW:
+            expected.append((world.tokens[TOO_LOW[need]], ids, 403))
+        foreign = next((p for p in ("document_id", "memory_store_id") if f"{{{p}}}" in path), None)
+        if foreign:
+            expected.append((world.api.token, world.ids(foreign), 404))
+        for token, call_ids, status in expected:
+            got, body = _call(world, method, path, call_ids, token)
+            calls += 1
+            if got != status:
+                leaks += 1
+            assert got == status, (method, path, token, got, body)
+            assert set(body) == {"error"}, body
+    assert calls >= 4 * len(OPERATIONS) and leaks == 0
