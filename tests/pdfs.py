@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 from fpdf import FPDF
 
 
@@ -24,3 +26,23 @@ def scanned_pdf(page_count: int = 2) -> bytes:
         pdf.set_fill_color(30 * i, 90, 160)
         pdf.rect(20, 20, 120, 80, style="F")
     return bytes(pdf.output())
+
+
+def pdf_bomb(inflated: int) -> bytes:
+    """A one-page PDF whose content stream inflates to ``inflated`` bytes."""
+    stream = zlib.compress(b"0" * inflated, 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    trailer = b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n"
+    return out + trailer % (len(objects) + 1, xref)

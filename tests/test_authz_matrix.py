@@ -158,6 +158,7 @@ def world(api: Api) -> World:
     tokens = {role: api.member(project, role) for role in ("viewer", "editor")}
     _, tokens["outsider"] = api.user("outsider")
     spare_user, _ = api.user("spare")
+    assert api.naturali.indexer.idle(timeout=60)  # the seed record, embedded in the background
     return World(
         api,
         project,

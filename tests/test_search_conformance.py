@@ -110,7 +110,7 @@ def test_openapi_documents_the_errors_each_operation_gives(api: Api) -> None:
             ref = op["responses"][code]["content"]["application/json"]["schema"]["$ref"]
             assert ref.endswith("/ErrorResponse"), (method, path, code)
     search = schema["paths"]["/v1/projects/{project_id}/knowledge/search"]["post"]["responses"]
-    assert set(search) == {"200", "400", "401", "404"}
+    assert set(search) == {"200", "400", "401", "404", "409"}
     upload = schema["paths"]["/v1/projects/{project_id}/documents"]["post"]["responses"]
     assert {"403", "409", "413", "415"} <= set(upload)
 

@@ -12,6 +12,8 @@ from naturali.ingest import pdf
 PAGE_SEPARATOR = "\n\f\n"
 _TEXT_SUFFIXES = {".md", ".markdown", ".mdown", ".txt", ".text", ""}
 _MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdown"}
+# Text keeps tabs, line and page breaks; NUL, escapes and other C0 controls mean binary data.
+_BINARY = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,12 @@ def decode_text(data: bytes) -> str:
             code="invalid_encoding",
             param="file",
         ) from exc
-    if "\x00" in text:
+    control = _BINARY.search(text)
+    if control:
         raise UnsupportedMediaType(
-            "the file contains NUL bytes and is not text", code="invalid_encoding", param="file"
+            f"the file contains control character U+{ord(control.group()):04X} and is not text",
+            code="invalid_encoding",
+            param="file",
         )
     return text.replace("\r\n", "\n").replace("\r", "\n")
 

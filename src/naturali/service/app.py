@@ -18,6 +18,7 @@ from naturali.retrieval.index import IndexRegistry
 from naturali.service.auth import Auth
 from naturali.service.dates import Dates
 from naturali.service.documents import Documents
+from naturali.service.indexer import BackgroundIndexer
 from naturali.service.memories import Memories
 from naturali.service.mutations import Mutations
 from naturali.service.projects import Projects, Users
@@ -58,7 +59,8 @@ class Naturali:
         self.memories = Memories(
             self.storage, self.auth, self.embedder, self.stores, self.mutations
         )
-        self.mutations.after_write = self.memories.index_written
+        self.indexer = BackgroundIndexer(self.memories.index_written)
+        self.mutations.after_write = self.indexer.schedule
         self.records = Records(self.storage, self.auth, self.stores)
         self.dates = Dates(self.records)
         self.indexes = IndexRegistry(
@@ -119,5 +121,6 @@ class Naturali:
         return token
 
     def close(self) -> None:
+        self.indexer.close()
         self.stores.close()
         self.storage.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,6 +62,9 @@ class Memories:
         self._auth = auth
         self._embedder = embedder
         self._stores = stores
+        # One reconcile per store at a time: the background indexer and searches share it.
+        self._reconciling: dict[str, threading.Lock] = {}
+        self._reconciling_guard = threading.Lock()
 
     def vault(self, store_id: str) -> Path:
         return self._stores.vault(store_id)
@@ -250,10 +254,16 @@ class Memories:
         the records tools: re-chunk and re-embed only records whose content hash changed, drop
         records that left, stopped being active or became ineligible (guards included).
 
-        Writes through the service index their records as they are written (the writer pays);
-        what is left here is files edited by other means. A search passes a ``budget`` in
-        seconds: once spent, the remaining records wait for the next call, so no search does
-        unbounded embedding on another writer's behalf."""
+        Writes through the service are indexed by the background indexer as they are
+        written; what a search finds left is mostly files edited by other means. A search
+        passes a ``budget`` in seconds: once spent, the remaining records wait for the next
+        call, so no search does unbounded embedding on another writer's behalf."""
+        with self._reconciling_guard:
+            lock = self._reconciling.setdefault(store.id, threading.Lock())
+        with lock:
+            return self._reconcile(store, budget)
+
+    def _reconcile(self, store: MemoryStore, budget: float | None) -> ReconcileReport:
         view = self._stores.context(store.id).view()
         active = {i: e for i, e in view.entries.items() if e.lifecycle == "active"}
         known = self._storage.memory_hashes(store.id)
@@ -274,16 +284,19 @@ class Memories:
         return ReconcileReport(indexed, removed, len(active) - indexed, invalid)
 
     def index_written(self, project_id: str, store_id: str) -> None:
-        """After a write through the service: index what it wrote, on the writer's time."""
+        """After a write through the service (from the background indexer)."""
         store = self._storage.get_memory_store(project_id, store_id)
         if store is not None:
             self.reconcile(store)
 
     def _indexed(self, store: MemoryStore, written: dict[str, Any]) -> Memory:
-        """The memory a write just indexed (or, if indexing it failed, indexed now)."""
+        """The memory a write just made, indexed now unless the background indexer did."""
         key = (store.id, str(written["id"]))
+        self.reconcile(store)  # the memories API answers with the memory as written, indexed
         found = self._storage.get_store_memories([key]).get(key)
-        return found or self._index_file(store, self.vault(store.id) / written["path"])
+        if found is not None and found.content_hash == written["sha256"]:
+            return found
+        return self._index_file(store, self.vault(store.id) / written["path"])
 
     def _index_file(self, store: MemoryStore, path: Path) -> Memory:
         data = path.read_bytes()

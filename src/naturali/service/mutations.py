@@ -14,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -47,7 +46,6 @@ MANAGED = {
     "lifecycle_change",
 }
 PREFIX = {"page": "pg", "claim": "clm", "relationship": "rel"}
-log = logging.getLogger("naturali.mutations")
 Plan = tuple[list[PlannedWrite], list[GuardRow]]
 
 
@@ -66,7 +64,8 @@ class Mutations:
         self._git_binary = git_binary
         self._git_enabled = git_enabled
         # Called with (project_id, store_id) after each write: the composition root points it
-        # at the memories index, so a writer indexes what it wrote (searches never do).
+        # at the background indexer, so what is written is embedded for the project search
+        # off the writer's request and off every search.
         self.after_write: Callable[[str, str], None] | None = None
 
     # the operations ----------------------------------------------------------------------------
@@ -205,13 +204,8 @@ class Mutations:
         return self._stores.context(store_id)
 
     def _indexed(self, project_id: str, store_id: str, receipt: dict[str, Any]) -> dict[str, Any]:
-        """Embed what was written for the project search before answering; a failure here
-        leaves the write done and the next search to index it."""
         if self.after_write is not None:
-            try:
-                self.after_write(project_id, store_id)
-            except Exception:  # the write stands; indexing is retried by the next read
-                log.exception("indexing after a write failed")
+            self.after_write(project_id, store_id)
         return receipt
 
     def _run(

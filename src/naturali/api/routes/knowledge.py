@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
+from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
-from naturali.api.errors import ErrorResponse
 from naturali.api.schemas import KnowledgeSearchResponse
 from naturali.service.requests import SearchRequest
 
@@ -18,7 +18,8 @@ router = APIRouter(prefix="/v1/projects/{project_id}/knowledge", tags=["knowledg
 @router.post(
     "/search",
     response_model=KnowledgeSearchResponse,
-    responses={400: {"model": ErrorResponse}},
+    # 409: a memory store taking part has another store's state.sqlite or too many files.
+    responses=errors.responses(409),
 )
 def search_knowledge(project_id: str, body: SearchRequest, user: CurrentUser, svc: Service) -> Any:
     """One query across a project's documents and memories, ranked, with provenance.

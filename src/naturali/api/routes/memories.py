@@ -74,7 +74,9 @@ def create_memory(
     return MemoryOut.of(memory)
 
 
-@router.get("/{memory_store_id}/memories", response_model=MemoryList)
+@router.get(
+    "/{memory_store_id}/memories", response_model=MemoryList, responses=errors.responses(409)
+)
 def list_memories(
     project_id: str, memory_store_id: str, user: CurrentUser, svc: Service
 ) -> MemoryList:
@@ -82,7 +84,11 @@ def list_memories(
     return MemoryList(data=[MemoryOut.of(m) for m in memories])
 
 
-@router.get("/{memory_store_id}/memories/{memory_id}", response_model=MemoryOut)
+@router.get(
+    "/{memory_store_id}/memories/{memory_id}",
+    response_model=MemoryOut,
+    responses=errors.responses(409),
+)
 def get_memory(
     project_id: str, memory_store_id: str, memory_id: str, user: CurrentUser, svc: Service
 ) -> MemoryOut:

@@ -18,6 +18,9 @@ from naturali.service.requests import (
 
 router = APIRouter(
     prefix="/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge",
+    # Every store operation may meet a state.sqlite of another store or a vault over its
+    # file limit (409), besides its own conflicts.
+    responses=errors.responses(409),
     tags=["knowledge writes"],
 )
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.api.records_schemas import (
     GrepResponse,
@@ -18,6 +19,9 @@ from naturali.service.requests import GrepRequest, LookupRequest, RecordsRequest
 
 router = APIRouter(
     prefix="/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge",
+    # Every store operation may meet a state.sqlite of another store or a vault over its
+    # file limit (409), besides its own conflicts.
+    responses=errors.responses(409),
     tags=["knowledge records"],
 )
 

@@ -1,0 +1,184 @@
+"""Load on a real ``naturali serve``: N concurrent clients for T seconds, searches mixed with
+document uploads and record saves, over 300 SciFact documents.
+
+Prints search throughput, p50/p99 latency per kind, errors, and the server's peak RSS. The
+server is started here (its own data dir, the repository's code unless --src points at
+another checkout's ``src``), so a before/after comparison runs the same script twice.
+
+    python bench/load.py [--clients 8] [--seconds 60] [--documents 300] [--src DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import DATA, corpus, percentile, queries  # noqa: E402
+
+MIX = (("search", 0.9), ("upload", 0.05), ("save", 0.05))
+
+
+def start_server(
+    src: Path | None, data_dir: Path, port: int, token: str
+) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "NATURALI_BOOTSTRAP_TOKEN": token, "NATURALI_DATA_DIR": str(data_dir)}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "naturali.cli.main", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(240):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    process.kill()
+    raise RuntimeError("the server did not start")
+
+
+def peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--documents", type=int, default=300)
+    parser.add_argument("--src", type=Path, default=None)
+    parser.add_argument(
+        "--bombs", type=int, default=0, help="extra clients uploading PDF bombs all along"
+    )
+    args = parser.parse_args()
+
+    scifact = DATA / "scifact"
+    docs = [d for _, d in zip(range(args.documents + 200), corpus(scifact), strict=False)]
+    texts = list(queries(scifact).values())
+    token = "nk_load_" + secrets.token_urlsafe(32)
+    with tempfile.TemporaryDirectory() as work:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        server = start_server(args.src, Path(work) / "data", port, token)
+        try:
+            run(args, server, port, token, docs, texts)
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # requests still in flight (a PDF worker)
+                server.kill()
+                server.wait()
+
+
+def run(
+    args: argparse.Namespace,
+    server: subprocess.Popen[bytes],
+    port: int,
+    token: str,
+    docs: list[dict[str, str]],
+    texts: list[str],
+) -> None:
+    base = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"Bearer {token}"}
+    http = httpx.Client(base_url=base, headers=headers, timeout=300)
+    project = http.post("/v1/projects", json={"name": "load"}).json()["id"]
+    store = http.post(f"/v1/projects/{project}/memory_stores", json={"name": "kb"}).json()["id"]
+    started = time.perf_counter()
+    for doc in docs[: args.documents]:
+        body = {"path": f"/corpus/{doc['_id']}.md", "content": f"# {doc['title']}\n\n{doc['text']}"}
+        http.post(f"/v1/projects/{project}/documents", json=body).raise_for_status()
+    print(f"ingested {args.documents} documents in {time.perf_counter() - started:.0f} s")
+    spare = iter(docs[args.documents :])
+    lock = threading.Lock()
+    latencies: dict[str, list[float]] = {kind: [] for kind, _ in MIX}
+    errors: dict[str, int] = {kind: 0 for kind, _ in MIX}
+    deadline = time.perf_counter() + args.seconds
+
+    def client(seed: int) -> None:
+        rng = random.Random(seed)
+        own = httpx.Client(base_url=base, headers=headers, timeout=300)
+        n = 0
+        while time.perf_counter() < deadline:
+            kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
+            t0 = time.perf_counter()
+            if kind == "search":
+                body = {"query": rng.choice(texts), "limit": 10}
+                r = own.post(f"/v1/projects/{project}/knowledge/search", json=body)
+            elif kind == "upload":
+                with lock:
+                    doc = next(spare, None)
+                if doc is None:
+                    continue
+                body = {"path": f"/new/{doc['_id']}.md", "content": doc["text"]}
+                r = own.post(f"/v1/projects/{project}/documents", json=body)
+            else:
+                n += 1
+                record = {"kind": "claim", "title": f"note {seed}-{n}", "body": rng.choice(texts)}
+                r = own.post(
+                    f"/v1/projects/{project}/memory_stores/{store}/knowledge/save",
+                    json={"requestId": f"load-{seed}-{n}", "record": record},
+                )
+            elapsed = (time.perf_counter() - t0) * 1000
+            with lock:
+                latencies[kind].append(elapsed)
+                if r.status_code >= 400:
+                    errors[kind] += 1
+
+    def bomber(seed: int) -> None:
+        own = httpx.Client(base_url=base, headers=headers, timeout=300)
+        sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+        from pdfs import pdf_bomb  # the tests' bomb (needs the dev extras)
+
+        payload = pdf_bomb(70_000_000)
+        while time.perf_counter() < deadline:
+            files = {"file": ("bomb.pdf", payload)}
+            r = own.post(
+                f"/v1/projects/{project}/documents", files=files, data={"path": f"/b{seed}.pdf"}
+            )
+            with lock:
+                bomb_statuses[r.status_code] = bomb_statuses.get(r.status_code, 0) + 1
+
+    bomb_statuses: dict[int, int] = {}
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+    threads += [threading.Thread(target=bomber, args=(i,)) for i in range(args.bombs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for kind, values in latencies.items():
+        if not values:
+            continue
+        print(
+            f"{kind:7s} {len(values):6d} calls  {len(values) / args.seconds:6.1f}/s  "
+            f"p50 {percentile(values, 50):7.1f} ms  p99 {percentile(values, 99):7.1f} ms  "
+            f"errors {errors[kind]}"
+        )
+    if args.bombs:
+        print(f"PDF bombs ({args.bombs} clients): statuses {bomb_statuses}")
+    rss = peak_rss_mib(server.pid)
+    print(f"{args.clients} clients, {args.seconds:.0f} s; server peak RSS {rss:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
