@@ -121,3 +121,9 @@ class StoreVault:
 
     def write(self, record_id: str, body: str = "", **front: Any) -> Path:
         return self._write(self.path, record_id, body, **front)
+
+    def call(self, route: str, status: int = 200, **body: Any) -> dict[str, Any]:
+        """POST a records or dates tool of this store; the response, checked for ``status``."""
+        r = self.api.post(f"{self.base}/{route}", json=body)
+        assert r.status_code == status, r.text
+        return dict(r.json())

@@ -11,11 +11,6 @@ from conftest import Api, StoreVault, assert_error
 
 
 class Vault(StoreVault):
-    def call(self, route: str, status: int = 200, **body: Any) -> dict[str, Any]:
-        r = self.api.post(f"{self.base}/{route}", json=body)
-        assert r.status_code == status, r.text
-        return dict(r.json())
-
     def ids(self, route: str, **body: Any) -> list[str]:
         return [row["id"] for row in self.call(route, **body)["rows"]]
 

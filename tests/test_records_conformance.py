@@ -14,11 +14,6 @@ from naturali.embed.onnx import OnnxEmbedder
 
 
 class Vault(StoreVault):
-    def call(self, route: str, status: int = 200, **body: Any) -> dict[str, Any]:
-        r = self.api.post(f"{self.base}/{route}", json=body)
-        assert r.status_code == status, r.text
-        return dict(r.json())
-
     def grep_ids(self, query: str, **body: Any) -> list[str]:
         return [h["id"] for h in self.call("grep", query=query, **body)["hits"]]
 

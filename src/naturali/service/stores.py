@@ -17,7 +17,7 @@ from naturali.ports.state import GuardRow, SessionRow, StateStore
 from naturali.retrieval.eligibility import Entry, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
-from naturali.vault.scan import Scan, ScanLimitExceeded, VaultScanner
+from naturali.vault.scan import Scan, ScanLimitExceeded, ScannedRecord, VaultScanner
 
 
 @dataclass
@@ -44,7 +44,7 @@ class StoreContext:
     # Entries by id(ScannedRecord), valid for one guards version and ontology.
     _entries: tuple[int, Ontology | None, dict[int, Entry]] = (-1, None, {})
     _ontology: tuple[float, Ontology] | None = None
-    _guards_checked: Scan | None = None
+    _retired_seen: dict[int, ScannedRecord] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def view(self) -> View:
@@ -90,15 +90,15 @@ class StoreContext:
     def _guard_retired(self, scan: Scan) -> None:
         """A withdrawal or supersession written into a file by other means (an editor, a
         ``git pull``) gets the guard the service would have recorded, so an older active copy
-        of the record cannot bring it back. Checked once per new scan."""
-        if self._guards_checked is scan or not scan.retired:
-            self._guards_checked = scan
+        of the record cannot bring it back. Only files not seen retired before are checked."""
+        fresh = [r for r in scan.retired if id(r) not in self._retired_seen]
+        if not fresh:
             return
         existing = {(g.record_id, g.lifecycle) for g in self.state.guards()}
         guarded = {record_id for record_id, _ in existing}
         now = utcnow()
         missing = []
-        for scanned in scan.retired:
+        for scanned in fresh:
             record = scanned.record
             if record.lifecycle == "withdrawn" and (scanned.id, "withdrawn") not in existing:
                 missing.append(GuardRow(scanned.id, record.revision, "withdrawn", None, "", now))
@@ -111,7 +111,8 @@ class StoreContext:
                 )
         if missing:
             self.state.add_guards(missing)
-        self._guards_checked = scan
+        # Keyed by the parsed objects themselves (kept alive here), so an id is never reused.
+        self._retired_seen = {id(r): r for r in scan.retired}
 
     def _load_ontology(self) -> Ontology:
         path = self.store_dir / "ontology.yaml"
