@@ -8,6 +8,7 @@ is never stored or logged.
 from __future__ import annotations
 
 import heapq
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -100,9 +101,12 @@ class Search:
         taking_part = participation(request)
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
         if taking_part.memories:
+            # One budget for the whole search, however many stores take part.
+            deadline = time.monotonic() + self._reconcile_budget
             for store in stores.values():
                 if request.memory_store_ids is None or store.id in request.memory_store_ids:
-                    self._memories.reconcile(store, budget=self._reconcile_budget)
+                    left = max(0.0, deadline - time.monotonic())
+                    self._memories.reconcile(store, budget=left)
         # The query is embedded on another thread while the index syncs and the lexical leg
         # runs (onnxruntime releases the GIL).
         embedding = (
