@@ -243,7 +243,7 @@ class Mutations:
                 utcnow(),
             )
             ctx.state.journal_begin(entry)
-            ctx.state.record_session(ctx.session, write=True)
+            ctx.note_write()
             receipt = self._apply(ctx, entry)
             self._commit(ctx, [request_id])
         final = ctx.state.journal_get(request_id)

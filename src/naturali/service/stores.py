@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,8 @@ class StoreContext:
     _entries: tuple[int, Ontology | None, dict[int, Entry]] = (-1, None, {})
     _ontology: tuple[float, Ontology] | None = None
     _retired_seen: dict[int, ScannedRecord] = field(default_factory=dict)
+    _unrecorded_writes: int = 0
+    _writes_recorded_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def view(self) -> View:
@@ -86,6 +89,17 @@ class StoreContext:
             )
             self._cache = (id(scan), version, view)
             return view
+
+    def note_write(self) -> None:
+        """Session activity: writes are added to this process's row at most once a second
+        (a transaction per write would cost a quarter of the write rate). Called under the
+        store's write lock."""
+        self._unrecorded_writes += 1
+        now = time.monotonic()
+        if now - self._writes_recorded_at >= 1.0:
+            self.state.record_session(self.session, writes=self._unrecorded_writes)
+            self._unrecorded_writes = 0
+            self._writes_recorded_at = now
 
     def _guard_retired(self, scan: Scan) -> None:
         """A withdrawal or supersession written into a file by other means (an editor, a
@@ -155,7 +169,7 @@ class StoreRegistry:
                         f"{store_id}; put back this store's own state.sqlite",
                         code="store_identity_mismatch",
                     )
-                state.record_session(self._session, write=False)
+                state.record_session(self._session, writes=0)
                 ctx = StoreContext(
                     store_dir,
                     VaultScanner(store_dir / "vault", self._max_files),

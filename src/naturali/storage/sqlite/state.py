@@ -95,7 +95,7 @@ class SqliteState:
             row = conn.execute("SELECT store_id FROM store_identity_v1").fetchone()
         return str(row[0])
 
-    def record_session(self, session: SessionRow, *, write: bool) -> None:
+    def record_session(self, session: SessionRow, *, writes: int) -> None:
         with self.db.write() as conn:
             conn.execute(
                 "INSERT INTO session_activity_v1 VALUES (?, ?, ?, ?, ?, ?)"
@@ -107,7 +107,7 @@ class SqliteState:
                     session.host,
                     session.started_at,
                     utcnow(),
-                    int(write),
+                    writes,
                 ),
             )
 
