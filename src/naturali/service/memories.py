@@ -292,10 +292,10 @@ class Memories:
     def _indexed(self, store: MemoryStore, written: dict[str, Any]) -> Memory:
         """The memory a write just made, indexed now unless the background indexer did."""
         key = (store.id, str(written["id"]))
-        self.reconcile(store)  # the memories API answers with the memory as written, indexed
         found = self._storage.get_store_memories([key]).get(key)
         if found is not None and found.content_hash == written["sha256"]:
             return found
+        # The memories API answers with the memory as written, indexed: this one record only.
         return self._index_file(store, self.vault(store.id) / written["path"])
 
     def _index_file(self, store: MemoryStore, path: Path) -> Memory:
