@@ -3,6 +3,7 @@ through the public interface, in process or against a real ``naturali serve``.""
 
 from __future__ import annotations
 
+import select
 import socket
 import stat
 import threading
@@ -29,26 +30,30 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def _raw(server: Server, head: str, chunks: Iterator[bytes]) -> tuple[int, int]:
-    """Send a request by hand, chunk by chunk, until the server answers; (status, bytes sent)."""
+    """Send a request by hand, chunk by chunk, until the server answers; (status, bytes sent).
+    The answer is looked for before each chunk, so it is read before the server closes."""
     port = int(server.base_url.rsplit(":", 1)[1])
     sent = 0
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sock.sendall(head.encode())
-        sock.setblocking(False)
         for chunk in chunks:
-            try:
-                answer = sock.recv(4096)
-                if answer:
-                    return int(answer.split(b" ", 2)[1]), sent
-            except BlockingIOError:
-                pass
+            readable, _, _ = select.select([sock], [], [], 0.01 if sent else 2.0)
+            if readable:
+                return _status(sock), sent
             try:
                 sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+            except (BrokenPipeError, ConnectionResetError):
                 break
             sent += len(chunk)
-        sock.setblocking(True)
-        return int(sock.recv(4096).split(b" ", 2)[1]), sent
+        return _status(sock), sent
+
+
+def _status(sock: socket.socket) -> int:
+    try:
+        answer = sock.recv(4096)
+    except ConnectionResetError:
+        return -1  # reset before an answer could be read
+    return int(answer.split(b" ", 2)[1]) if answer else -1
 
 
 def _chunks(total: int, size: int = 64 * 1024) -> Iterator[bytes]:
