@@ -14,7 +14,7 @@ port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); pri
 NATURALI_BOOTSTRAP_TOKEN=$token NATURALI_DATA_DIR=$work/data \
   .venv/bin/naturali serve --demo --port "$port" >"$work/server.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
 $py - "$port" <<'PY'
 import sys, time, httpx
 for _ in range(240):
