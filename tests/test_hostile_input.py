@@ -131,6 +131,22 @@ def test_a_lone_surrogate_is_400_and_nothing_is_stored(api: Api) -> None:
     assert ok.status_code == 200, ok.text
 
 
+def test_a_file_spelling_a_lone_surrogate_is_reported_not_served(api: Api) -> None:
+    vault = StoreVault(api)
+    (vault.path / "bad.md").write_text(
+        "---\nformat: knowledge-record-v1\nid: clm_bad\nrevision: 1\nkind: claim\n"
+        'title: "t\\udc00"\nlifecycle: active\n---\npelican\n',
+        encoding="utf-8",
+    )
+    vault.write("clm_ok", "pelican")
+    grep = api.post(f"{vault.base}/grep", json={"query": "pelican"})
+    assert grep.status_code == 200, grep.text
+    assert [h["id"] for h in grep.json()["hits"]] == ["clm_ok"]
+    assert [i["path"] for i in grep.json()["coverage"]["issues"]] == ["bad.md"]
+    assert api.search(vault.project, query="pelican").status_code == 200
+    assert api.get(f"{vault.base}/records/clm_bad").status_code == 404
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [("title", "a\x00b"), ("title", "a\x85b"), ("title", "a\u2028b"), ("body", "a\x07b")],
