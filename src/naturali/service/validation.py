@@ -8,6 +8,7 @@ import unicodedata
 from typing import Any
 
 from naturali.errors import InvalidRequest
+from naturali.text.unicode import encodable, find_unencodable
 
 MAX_PATH_BYTES = 1024
 MAX_TAGS = 64
@@ -30,7 +31,7 @@ _INVISIBLE = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zs", "Zl", "Zp"})
 
 def one_line(value: str, param: str, code: str) -> str:
     """A one-line value (a name, a title): UTF-8 encodable, no control characters."""
-    if _CONTROL.search(value) or not _encodable(value):
+    if _CONTROL.search(value) or not encodable(value):
         raise InvalidRequest(
             f"{param} holds a lone surrogate or a control character", code=code, param=param
         )
@@ -46,7 +47,7 @@ def text(value: Any, param: str, *, max_chars: int = MAX_CONTENT_CHARS) -> str:
         raise InvalidRequest(
             f"{param} is longer than {max_chars} characters", code="too_long", param=param
         )
-    if not _encodable(value) or _TEXT_CONTROL.search(value):
+    if not encodable(value) or _TEXT_CONTROL.search(value):
         raise InvalidRequest(
             f"{param} holds a lone surrogate or a control character",
             code="invalid_text",
@@ -68,8 +69,8 @@ def record_fields(fields: dict[str, Any], param: str) -> None:
                 param=path,
             )
         if isinstance(item, str):
-            one_line = path.split(".")[1] in ("title", "type", "aliases", "tags", "kind", "id")
-            if not _encodable(item) or (_CONTROL if one_line else _TEXT_CONTROL).search(item):
+            single = path.split(".")[1] in ("title", "type", "aliases", "tags", "kind", "id")
+            if not encodable(item) or (_CONTROL if single else _TEXT_CONTROL).search(item):
                 raise InvalidRequest(
                     f"{path} holds a lone surrogate or a control character",
                     code="invalid_text",
@@ -77,32 +78,11 @@ def record_fields(fields: dict[str, Any], param: str) -> None:
                 )
         elif isinstance(item, dict):
             for key, child in item.items():
-                if not isinstance(key, str) or not _encodable(key) or _CONTROL.search(key):
+                if not isinstance(key, str) or not encodable(key) or _CONTROL.search(key):
                     raise InvalidRequest(f"{path} has a bad key", code="invalid_text", param=path)
                 pending.append((f"{path}.{key}", child, depth + 1))
         elif isinstance(item, list):
             pending.extend((f"{path}.{i}", c, depth + 1) for i, c in enumerate(item))
-
-
-def find_unencodable(value: Any) -> str | None:
-    """The dotted path of the first string (or key) in a JSON value that UTF-8 cannot encode
-    (a lone surrogate), "" for the value itself; None when there is none. Iterative, so no
-    nesting depth can exhaust the stack."""
-    pending: list[tuple[str, Any]] = [("", value)]
-    while pending:
-        path, item = pending.pop()
-        if isinstance(item, str):
-            if not _encodable(item):
-                return path
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                name = f"{path}.{key}" if path else str(key)
-                if not _encodable(str(key)):
-                    return path
-                pending.append((name, child))
-        elif isinstance(item, list):
-            pending.extend((f"{path}.{i}" if path else str(i), c) for i, c in enumerate(item))
-    return None
 
 
 def _depth(value: Any) -> int:
@@ -116,14 +96,6 @@ def _depth(value: Any) -> int:
         elif isinstance(item, list):
             pending.extend((child, depth + 1) for child in item)
     return deepest
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def has_visible(text: str) -> bool:
@@ -142,7 +114,7 @@ def logical_path(path: str, param: str = "path", *, prefix: bool = False) -> str
         raise InvalidRequest(
             f"path is longer than {MAX_PATH_BYTES} bytes", code="invalid_path", param=param
         )
-    if _CONTROL.search(path) or not _encodable(path):
+    if _CONTROL.search(path) or not encodable(path):
         raise InvalidRequest(
             "path contains NUL or control characters", code="invalid_path", param=param
         )
@@ -192,7 +164,7 @@ def tags(value: Any, param: str = "tags") -> dict[str, str]:
                 code="invalid_tags",
                 param=param,
             )
-        if not _encodable(key + item) or _CONTROL.search(key + item) or ":" in key:
+        if not encodable(key + item) or _CONTROL.search(key + item) or ":" in key:
             raise InvalidRequest(
                 "tag keys may not contain ':' or control characters",
                 code="invalid_tags",
@@ -229,19 +201,13 @@ def metadata(value: Any, param: str = "metadata") -> dict[str, Any]:
 def title(value: Any, param: str = "title") -> str | None:
     if value is None:
         return None
-    if (
-        not isinstance(value, str)
-        or len(value) > MAX_TITLE_CHARS
-        or _CONTROL.search(value)
-        or not _encodable(value)
-    ):
+    if not isinstance(value, str) or len(value) > MAX_TITLE_CHARS:
         raise InvalidRequest(
-            f"title must be a string of at most {MAX_TITLE_CHARS} characters without control "
-            "characters",
+            f"title must be a string of at most {MAX_TITLE_CHARS} characters",
             code="invalid_title",
             param=param,
         )
-    return value.strip() or None
+    return one_line(value, param, "invalid_title").strip() or None
 
 
 def json_text(value: str | None, param: str) -> Any:

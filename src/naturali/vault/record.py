@@ -18,6 +18,8 @@ from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import ScalarNode
 
+from naturali.text.unicode import find_unencodable
+
 FORMAT = "knowledge-record-v1"
 KINDS = ("page", "claim", "relationship")
 LIFECYCLES = ("active", "superseded", "withdrawn")
@@ -123,27 +125,9 @@ def _validate(record: Record) -> None:
     tags = front.get("tags", [])
     if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
         raise RecordFormatError("tags must be a list of strings")
-    if not _encodable(front):
+    if find_unencodable(front) is not None:
         # YAML can spell a lone surrogate ("\udc00"); no response could carry it.
         raise RecordFormatError("front matter holds a lone surrogate, which UTF-8 cannot encode")
-
-
-def _encodable(value: Any) -> bool:
-    """Every string (and key) of a front-matter value encodes as UTF-8; iterative."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return False
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return True
 
 
 def render(record: Record) -> str:
