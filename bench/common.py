@@ -10,8 +10,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from naturali.compose import build_services
 from naturali.model import User
-from naturali.service.app import Naturali
+from naturali.service.container import Services
 from naturali.service.documents import Upload
 from naturali.settings import Settings
 
@@ -48,9 +49,9 @@ def as_upload(doc: dict[str, str], prefix: str = "/corpus/") -> Upload:
     return Upload(text.encode(), f"{doc['_id']}.md", f"{prefix}{doc['_id']}.md", title or None)
 
 
-def service(data_dir: Path | None = None) -> tuple[Naturali, User]:
+def service(data_dir: Path | None = None) -> tuple[Services, User]:
     directory = data_dir or Path(tempfile.mkdtemp(prefix="naturali-bench-"))
-    naturali = Naturali(Settings(data_dir=directory))
+    naturali = build_services(Settings(data_dir=directory))
     naturali.bootstrap()
     user = naturali.storage.oldest_user()
     assert user is not None

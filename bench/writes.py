@@ -17,13 +17,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import median, percentile  # noqa: E402
-from naturali.service.app import Naturali  # noqa: E402
+from naturali.compose import build_services  # noqa: E402
 from naturali.service.requests import SaveRequest  # noqa: E402
 from naturali.settings import Settings  # noqa: E402
 
 
 def run(saves: int, git: bool) -> tuple[float, list[float]]:
-    naturali = Naturali(
+    naturali = build_services(
         Settings(data_dir=Path(tempfile.mkdtemp(prefix="naturali-writes-")), vault_git=git)
     )
     naturali.bootstrap()

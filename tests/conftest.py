@@ -13,8 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from naturali.api.app import create_app
+from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.service.app import Naturali
+from naturali.service.container import Services
 from naturali.settings import Settings
 
 
@@ -28,7 +29,7 @@ class Api:
     """An in-process client with the owner's token, plus the service behind it."""
 
     http: TestClient
-    naturali: Naturali
+    naturali: Services
     token: str
 
     def headers(self, token: str | None = None) -> dict[str, str]:
@@ -81,7 +82,7 @@ class Api:
 
 
 def make_api(tmp_path: Path, embedder: OnnxEmbedder, **settings: Any) -> Iterator[Api]:
-    naturali = Naturali(Settings(data_dir=tmp_path / "data", **settings), embedder=embedder)
+    naturali = build_services(Settings(data_dir=tmp_path / "data", **settings), embedder=embedder)
     token = naturali.bootstrap()
     assert token
     with TestClient(create_app(naturali), raise_server_exceptions=False) as http:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from naturali.cli.main import app
-from naturali.service.app import Naturali
+from naturali.compose import build_services
 from naturali.settings import Settings
 
 runner = CliRunner()
@@ -40,7 +40,7 @@ def test_admin_round_trip(tmp_path: Path) -> None:
     )
     token = _run("admin", "user", "token", str(bob["id"]), *data)
     assert isinstance(token, dict)
-    naturali = Naturali(Settings(data_dir=tmp_path))
+    naturali = build_services(Settings(data_dir=tmp_path))
     user = naturali.auth.authenticate(str(token["token"]))
     assert user.id == bob["id"]
     assert naturali.auth.require(user, str(project["id"]), "write").role == "editor"
@@ -76,7 +76,7 @@ def test_admin_errors_exit_non_zero(tmp_path: Path) -> None:
 def test_search_knowledge_local_on_the_data_dir(tmp_path: Path, embedder: object) -> None:
     from naturali.service.documents import Upload
 
-    naturali = Naturali(Settings(data_dir=tmp_path), embedder=embedder)  # type: ignore[arg-type]
+    naturali = build_services(Settings(data_dir=tmp_path), embedder=embedder)  # type: ignore[arg-type]
     naturali.bootstrap()
     owner = naturali.storage.oldest_user()
     assert owner

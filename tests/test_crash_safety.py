@@ -9,8 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.service.app import Naturali
 from naturali.service.documents import Upload
 from naturali.service.requests import SearchRequest
 from naturali.settings import Settings
@@ -21,7 +21,7 @@ V2 = "\n\n".join(f"Paragraph {i} of the second version talks about zebras." * 6 
 KILLER = textwrap.dedent(
     """
     import os, signal, sys
-    from naturali.service.app import Naturali
+    from naturali.compose import build_services
     from naturali.service.documents import Upload
     from naturali.settings import Settings
     from naturali.storage.sqlite.catalog import SqliteStorage
@@ -36,7 +36,7 @@ KILLER = textwrap.dedent(
         os.kill(os.getpid(), signal.SIGKILL)
 
     SqliteStorage._insert_chunks = staticmethod(dying)
-    naturali = Naturali(Settings.load({"data_dir": data_dir}))
+    naturali = build_services(Settings.load({"data_dir": data_dir}))
     owner = naturali.storage.oldest_user()
     naturali.documents.update(owner, project_id, document_id, Upload(content.encode()))
     """
@@ -44,7 +44,7 @@ KILLER = textwrap.dedent(
 
 
 def test_killed_ingest_leaves_previous_version(tmp_path: Path, embedder: OnnxEmbedder) -> None:
-    naturali = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+    naturali = build_services(Settings(data_dir=tmp_path), embedder=embedder)
     naturali.bootstrap()
     owner = naturali.storage.oldest_user()
     assert owner
@@ -61,7 +61,7 @@ def test_killed_ingest_leaves_previous_version(tmp_path: Path, embedder: OnnxEmb
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
 
-    reopened = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+    reopened = build_services(Settings(data_dir=tmp_path), embedder=embedder)
     current = reopened.documents.get(owner, project.id, doc.id)
     assert current.version == 1
     chunks = reopened.storage.owner_chunks("document", [doc.id])

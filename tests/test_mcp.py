@@ -13,8 +13,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.service.app import Naturali
 from naturali.settings import Settings
 from records_vault import write
 
@@ -39,7 +39,7 @@ TOOLS = {
 
 @pytest.fixture
 def store(tmp_path: Path, embedder: OnnxEmbedder) -> tuple[Path, str, str]:
-    naturali = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+    naturali = build_services(Settings(data_dir=tmp_path), embedder=embedder)
     naturali.bootstrap()
     owner = naturali.storage.oldest_user()
     assert owner

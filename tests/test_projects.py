@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Api, assert_error
-from naturali.service.app import Naturali
+from naturali.compose import build_services
 from naturali.settings import Settings
 
 
@@ -77,7 +77,7 @@ def test_the_last_owner_cannot_leave(api: Api) -> None:
 
 
 def test_first_start_writes_owner_token_0600(tmp_path: Path) -> None:
-    naturali = Naturali(Settings(data_dir=tmp_path))
+    naturali = build_services(Settings(data_dir=tmp_path))
     token = naturali.bootstrap()
     assert token and token.startswith("nk_")
     token_file = tmp_path / "owner-token"
@@ -94,7 +94,7 @@ FIXED = "nk_fixed_for_ci_7Qm2Zx9Lp4Rt8Vw3Ky6"
 
 
 def test_bootstrap_token_from_settings(tmp_path: Path) -> None:
-    naturali = Naturali(
+    naturali = build_services(
         Settings.load({"data_dir": tmp_path}, env={"NATURALI_BOOTSTRAP_TOKEN": FIXED})
     )
     assert naturali.bootstrap() == FIXED

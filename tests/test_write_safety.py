@@ -11,15 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.service.app import Naturali
+from naturali.service.container import Services
 from naturali.service.requests import CorrectRequest, GrepRequest, SaveRequest
 from naturali.settings import Settings
 
 CRASH = textwrap.dedent(
     """
     import os, signal, sys
-    from naturali.service.app import Naturali
+    from naturali.compose import build_services
     from naturali.service import mutations as m
     from naturali.service.requests import CorrectRequest
     from naturali.settings import Settings
@@ -44,7 +45,7 @@ CRASH = textwrap.dedent(
         files.os.replace = die
     elif step == "before_git":
         m.Mutations._commit = die
-    naturali = Naturali(Settings.load({"data_dir": data_dir}))
+    naturali = build_services(Settings.load({"data_dir": data_dir}))
     owner = naturali.storage.oldest_user()
     naturali.mutations.correct(owner, project_id, store_id, CorrectRequest(
         requestId="fix-1", id=record_id, expectedRevision=int(revision), expectedHash=sha,
@@ -54,8 +55,8 @@ CRASH = textwrap.dedent(
 )
 
 
-def _setup(tmp_path: Path, embedder: OnnxEmbedder) -> tuple[Naturali, object, str, str, dict]:
-    naturali = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+def _setup(tmp_path: Path, embedder: OnnxEmbedder) -> tuple[Services, object, str, str, dict]:
+    naturali = build_services(Settings(data_dir=tmp_path), embedder=embedder)
     naturali.bootstrap()
     owner = naturali.storage.oldest_user()
     project, _ = naturali.projects.create(owner, "p")
@@ -99,7 +100,7 @@ def test_a_crash_at_any_step_reopens_consistent(
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
 
-    reopened = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+    reopened = build_services(Settings(data_dir=tmp_path), embedder=embedder)
     ctx = reopened.stores.context(store_id)
     view = ctx.view()
     assert view.scan.issues == []  # no torn or half-written file
@@ -146,12 +147,12 @@ WRITER = textwrap.dedent(
     """
     import sys
     from naturali.errors import Conflict
-    from naturali.service.app import Naturali
+    from naturali.compose import build_services
     from naturali.service.requests import SaveRequest
     from naturali.settings import Settings
 
     data_dir, project_id, store_id, counter_id, worker, count = sys.argv[1:]
-    naturali = Naturali(Settings.load({"data_dir": data_dir}))
+    naturali = build_services(Settings.load({"data_dir": data_dir}))
     owner = naturali.storage.oldest_user()
     wins = 0
     for i in range(int(count)):
@@ -176,7 +177,7 @@ WRITER = textwrap.dedent(
 
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path, embedder: OnnxEmbedder) -> None:
-    naturali = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+    naturali = build_services(Settings(data_dir=tmp_path), embedder=embedder)
     naturali.bootstrap()
     owner = naturali.storage.oldest_user()
     assert owner
@@ -215,7 +216,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path, embedder: OnnxEmbedder)
     outputs = [p.communicate(timeout=600)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert sum(int(o.strip()) for o in outputs) == workers * count
-    reopened = Naturali(Settings(data_dir=tmp_path), embedder=embedder)
+    reopened = build_services(Settings(data_dir=tmp_path), embedder=embedder)
     view = reopened.stores.context(store.id).view()
     assert int(view.entries[counter].scanned.record.body) == workers * count
     assert view.entries[counter].scanned.record.revision == workers * count + 1

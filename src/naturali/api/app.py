@@ -20,10 +20,10 @@ from naturali.api.routes import (
     projects,
     records,
 )
-from naturali.service.app import Naturali
+from naturali.service.container import Services
 
 
-def create_app(naturali: Naturali) -> FastAPI:
+def create_app(naturali: Services) -> FastAPI:
     app = FastAPI(
         title="naturali",
         version=__version__,

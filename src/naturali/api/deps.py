@@ -9,13 +9,13 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from naturali.api.guard import USER_KEY
 from naturali.model import User
-from naturali.service.app import Naturali
+from naturali.service.container import Services
 
 _bearer = HTTPBearer(auto_error=False, description="A naturali token (nk_…)")
 
 
-def service(request: Request) -> Naturali:
-    naturali: Naturali = request.app.state.naturali
+def service(request: Request) -> Services:
+    naturali: Services = request.app.state.naturali
     return naturali
 
 
@@ -31,5 +31,5 @@ def current_user(
     return service(request).auth.authenticate(token)
 
 
-Service = Annotated[Naturali, Depends(service)]
+Service = Annotated[Services, Depends(service)]
 CurrentUser = Annotated[User, Depends(current_user)]

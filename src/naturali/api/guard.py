@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from naturali.api.errors import error_response
 from naturali.errors import InvalidRequest, NaturaliError, PayloadTooLarge
-from naturali.service.app import Naturali
+from naturali.service.container import Services
 from naturali.text.unicode import find_unencodable
 
 USER_KEY = "naturali_user"
@@ -31,7 +31,7 @@ class BodyTooLarge(PayloadTooLarge):
 
 
 class RequestGuard:
-    def __init__(self, app: ASGIApp, naturali: Naturali) -> None:
+    def __init__(self, app: ASGIApp, naturali: Services) -> None:
         self.app = app
         self.naturali = naturali
         self.json_limit = naturali.settings.max_json_bytes

@@ -82,9 +82,9 @@ def parse_pairs(values: list[str] | None, option: str) -> dict[str, str] | None:
 
 def local_service(data_dir: Path | None) -> Any:
     # Imported here: the client commands should not pay for loading the server's stack.
-    from naturali.service.app import Naturali
+    from naturali.compose import build_services
 
-    return Naturali(settings(data_dir=data_dir))
+    return build_services(settings(data_dir=data_dir))
 
 
 def local_user(naturali: Any, project_id: str, token: str | None) -> Any:

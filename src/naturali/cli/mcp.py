@@ -36,9 +36,9 @@ def mcp(
             fail("--base-url needs NATURALI_TOKEN")
         backend = RemoteBackend(Client(base_url=s.base_url, token=s.token), project, store)
     else:
-        from naturali.service.app import Naturali
+        from naturali.compose import build_services
 
-        naturali = Naturali(s)
+        naturali = build_services(s)
         backend = LocalBackend(naturali, local_user(naturali, project, s.token), project, store)
     server = build(backend)
     if transport == "stdio":

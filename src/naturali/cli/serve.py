@@ -21,11 +21,12 @@ def serve(
     import uvicorn
 
     from naturali.api.app import create_app
-    from naturali.service.app import OWNER_TOKEN_FILE, Naturali
+    from naturali.compose import build_services
+    from naturali.service.container import OWNER_TOKEN_FILE
     from naturali.service.demo import ensure_demo
 
     s = settings(host=host, port=port, data_dir=data_dir)
-    naturali = Naturali(s)
+    naturali = build_services(s)
     token = naturali.bootstrap()
     if token:
         typer.echo(

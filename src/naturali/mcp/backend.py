@@ -10,7 +10,7 @@ from naturali.client import Client, NaturaliAPIError, NaturaliConnectionError
 from naturali.errors import NaturaliError
 from naturali.model import User
 from naturali.service import requests as req
-from naturali.service.app import Naturali
+from naturali.service.container import Services
 
 
 class BackendError(Exception):
@@ -39,7 +39,7 @@ _REQUESTS: dict[str, type[req.Strict]] = {
 class LocalBackend:
     """The service layer on a data dir, acting as ``user``."""
 
-    def __init__(self, naturali: Naturali, user: User, project_id: str, store_id: str) -> None:
+    def __init__(self, naturali: Services, user: User, project_id: str, store_id: str) -> None:
         self._n, self._user, self._project, self._store = naturali, user, project_id, store_id
 
     def call(self, tool: str, params: dict[str, Any]) -> dict[str, Any]:

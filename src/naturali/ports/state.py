@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 Table = Literal["searched", "history"]
@@ -140,6 +141,10 @@ class StateStore(Protocol):
     def history(self, record_id: str) -> list[dict[str, Any]]: ...
 
     def close(self) -> None: ...
+
+
+StateFactory = Callable[[Path], StateStore]
+"""Opens the state of the store whose directory is given."""
 
 
 class ProjectionUnavailable(Exception):

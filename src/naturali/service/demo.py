@@ -6,14 +6,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from naturali.errors import NotFound
-from naturali.service.app import Naturali
+from naturali.service.container import Services
 from naturali.service.documents import Upload
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_NAME = "demo"
 
 
-def ensure_demo(naturali: Naturali, say: Callable[[str], None]) -> str:
+def ensure_demo(naturali: Services, say: Callable[[str], None]) -> str:
     """Create (or refresh) the demo project for the owner; returns its id. Idempotent:
     unchanged files make no new versions."""
     owner = naturali.storage.oldest_user()

@@ -7,14 +7,13 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from naturali.errors import Conflict
 from naturali.ids import new_id
 from naturali.model import utcnow
-from naturali.ports.state import GuardRow, SessionRow, StateStore
+from naturali.ports.state import GuardRow, SessionRow, StateFactory, StateStore
 from naturali.retrieval.eligibility import Entry, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
@@ -140,7 +139,7 @@ class StoreRegistry:
     def __init__(
         self,
         stores_dir: Path,
-        open_state: Callable[[Path], StateStore],
+        open_state: StateFactory,
         max_files: int = 200_000,
     ) -> None:
         self._dir = stores_dir

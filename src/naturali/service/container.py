@@ -1,7 +1,8 @@
-"""The service layer's composition: one ``Naturali`` per process, built from ``Settings``.
+"""The service container: every service of one process, wired to the ports it is given.
 
-Every interface (HTTP, CLI ``--local``, MCP) calls these services; authorization, validation
-and transactions live here, once.
+Every interface (HTTP, CLI on a data dir, MCP) calls these services; authorization,
+validation and transactions live here, once. Which storage and which embedder fill the ports
+is decided in ``naturali.compose``, the composition root.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from naturali.embed.factory import build_embedder
 from naturali.ports.embedder import Embedder
+from naturali.ports.state import StateFactory
 from naturali.ports.storage import Storage
 from naturali.retrieval.index import IndexRegistry
 from naturali.service.auth import Auth
@@ -26,25 +27,25 @@ from naturali.service.records import Records
 from naturali.service.search import Search
 from naturali.service.stores import StoreRegistry
 from naturali.settings import Settings
-from naturali.storage.sqlite.catalog import SqliteStorage
-from naturali.storage.sqlite.state import SqliteState
 
 OWNER_TOKEN_FILE = "owner-token"
 
 
-class Naturali:
+class Services:
+    """The services of one data dir. ``load_embedder`` runs on first use, once per process."""
+
     def __init__(
-        self, settings: Settings, storage: Storage | None = None, embedder: Embedder | None = None
+        self,
+        settings: Settings,
+        storage: Storage,
+        state: StateFactory,
+        load_embedder: Callable[[], Embedder],
     ) -> None:
         self.settings = settings
         data_dir = settings.data_dir
-        # Everything under the data dir is the owner's alone: indexed text, tokens' hashes,
-        # vault records. The umask covers what SQLite, Git and the writers create later.
-        os.umask(0o077)
-        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(data_dir, 0o700)
-        self.storage: Storage = storage or SqliteStorage(data_dir / "catalog.sqlite")
-        self._embedder = embedder
+        self.storage = storage
+        self._load_embedder = load_embedder
+        self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self.auth = Auth(self.storage)
         self.users = Users(self.storage)
@@ -52,7 +53,7 @@ class Naturali:
         self.documents = Documents(
             self.storage, self.auth, self.embedder, data_dir / "files", settings.max_upload_bytes
         )
-        self.stores = StoreRegistry(data_dir / "stores", SqliteState, settings.vault_max_files)
+        self.stores = StoreRegistry(data_dir / "stores", state, settings.vault_max_files)
         self.mutations = Mutations(
             self.storage, self.auth, self.stores, settings.git_binary, settings.vault_git
         )
@@ -80,7 +81,7 @@ class Naturali:
         if self._embedder is None:
             with self._embedder_lock:
                 if self._embedder is None:
-                    self._embedder = build_embedder(self.settings)
+                    self._embedder = self._load_embedder()
         return self._embedder
 
     def reembed(self, progress: Callable[[int], None] | None = None, batch: int = 256) -> int:
@@ -121,6 +122,7 @@ class Naturali:
         return token
 
     def close(self) -> None:
+        """Stop the background indexer, then close every store and the catalog."""
         self.indexer.close()
         self.stores.close()
         self.storage.close()
