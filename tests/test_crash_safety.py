@@ -68,10 +68,9 @@ def test_killed_ingest_leaves_previous_version(tmp_path: Path, embedder: OnnxEmb
     assert sorted(c.id for c in chunks) == chunks_v1
     assert all("first version" in c.text for c in chunks)
     hits = reopened.search.search(owner, project.id, SearchRequest(query="refunds"))
-    assert hits and all(h["document_version"] == 1 for h in hits)
-    assert reopened.search.search(owner, project.id, SearchRequest(query="zebras"))[0][
-        "content"
-    ].startswith("Paragraph")  # only v1 text exists to match
+    assert hits and all(h.document_version == 1 for h in hits)
+    zebras = reopened.search.search(owner, project.id, SearchRequest(query="zebras"))
+    assert (zebras[0].content or "").startswith("Paragraph")  # only v1 text exists to match
     reopened.close()
 
     conn = sqlite3.connect(tmp_path / "catalog.sqlite")

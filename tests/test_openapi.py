@@ -62,20 +62,20 @@ def test_records_dates_and_writes_are_typed(api: Api) -> None:
     schema = api.http.get("/openapi.json").json()
     base = "/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge"
     expected = {
-        ("/grep", "post"): "GrepResponse",
-        ("/lookup", "post"): "LookupResponse",
-        ("/records", "post"): "RecordsResponse",
-        ("/records/{record_id}", "get"): "RecordResponse",
-        ("/timeline", "post"): "TimelineResponse",
-        ("/chronicle/day", "post"): "TimelineResponse",
-        ("/chronicle/since", "post"): "TimelineResponse",
-        ("/chronicle/last_seen", "post"): "LastSeenResponse",
+        ("/grep", "post"): "GrepResult",
+        ("/lookup", "post"): "LookupResult",
+        ("/records", "post"): "RecordsResult",
+        ("/records/{record_id}", "get"): "RecordResult",
+        ("/timeline", "post"): "TimelineResult",
+        ("/chronicle/day", "post"): "TimelineResult",
+        ("/chronicle/since", "post"): "TimelineResult",
+        ("/chronicle/last_seen", "post"): "LastSeenResult",
         ("/save", "post"): "Receipt",
         ("/correct", "post"): "Receipt",
         ("/withdraw", "post"): "Receipt",
-        ("/resume", "post"): "ResumeResponse",
+        ("/resume", "post"): "ResumeResult",
         ("/mutations/{requestId}", "get"): "Receipt",
-        ("/records/{record_id}/history", "get"): "HistoryResponse",
+        ("/records/{record_id}/history", "get"): "HistoryResult",
     }
     for (path, method), model in expected.items():
         op = schema["paths"][base + path][method]

@@ -47,7 +47,7 @@ def test_a_candidate_under_the_floor_does_not_move_the_ranking(api: Api) -> None
     )
     hits = _hits(api, project_id, query="refunds", min_similarity=1)
     # Nothing reaches cosine 1, so the order is the lexical leg's alone.
-    assert [h["content"] for h in hits] == [r["content"] for r in lexical]
+    assert [h["content"] for h in hits] == [r.content for r in lexical]
     assert all(h["similarity_score"] < 1 for h in hits)
 
 

@@ -21,7 +21,7 @@ CRASH = textwrap.dedent(
     """
     import os, signal, sys
     from naturali.compose import build_services
-    from naturali.service import mutations as m
+    from naturali.service import write_engine as m
     from naturali.service.requests import CorrectRequest
     from naturali.settings import Settings
 
@@ -44,7 +44,7 @@ CRASH = textwrap.dedent(
         import naturali.vault.files as files
         files.os.replace = die
     elif step == "before_git":
-        m.Mutations._commit = die
+        m.WriteEngine._commit = die
     naturali = build_services(Settings.load({"data_dir": data_dir}))
     owner = naturali.storage.oldest_user()
     naturali.mutations.correct(owner, project_id, store_id, CorrectRequest(
@@ -70,7 +70,7 @@ def _setup(tmp_path: Path, embedder: OnnxEmbedder) -> tuple[Services, object, st
             record={"kind": "claim", "title": "Refund time", "body": "Refunds take five days."},
         ),
     )
-    return naturali, owner, project.id, store.id, receipt["records"][0]
+    return naturali, owner, project.id, store.id, receipt.wire()["records"][0]
 
 
 @pytest.mark.parametrize(
@@ -112,12 +112,12 @@ def test_a_crash_at_any_step_reopens_consistent(
         ["Refunds take five days.", "Refunds take ten days."],
     )
     # The next write (or resume) rolls the journal forward and commits.
-    result = reopened.mutations.resume(owner, project_id, store_id)  # type: ignore[arg-type]
+    result = reopened.mutations.resume(owner, project_id, store_id).wire()  # type: ignore[arg-type]
     assert result["gitPending"] == []
-    receipt = reopened.mutations.mutation(owner, project_id, store_id, "fix-1")  # type: ignore[arg-type]
+    receipt = reopened.mutations.mutation(owner, project_id, store_id, "fix-1").wire()  # type: ignore[arg-type]
     assert receipt["git"]["state"] == "committed"
     new_id = receipt["records"][0]["id"]
-    hits = reopened.records.grep(owner, project_id, store_id, GrepRequest(query="five days"))  # type: ignore[arg-type]
+    hits = reopened.records.grep(owner, project_id, store_id, GrepRequest(query="five days")).wire()  # type: ignore[arg-type]
     assert [(h["id"], h["via"]["id"]) for h in hits["hits"]] == [(new_id, record["id"])]
     again = reopened.mutations.correct(
         owner,
@@ -131,7 +131,7 @@ def test_a_crash_at_any_step_reopens_consistent(
             reason="policy changed",
             replacement={"title": "Refund time", "body": "Refunds take ten days."},
         ),
-    )
+    ).wire()
     assert again["records"] == receipt["records"]  # the retried request is the same mutation
     # Recovery removed the temp files of the interrupted write and committed records only.
     vault = tmp_path / "stores" / store_id / "vault"
@@ -183,16 +183,20 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path, embedder: OnnxEmbedder)
     assert owner
     project, _ = naturali.projects.create(owner, "p")
     store = naturali.memories.create_store(owner, project.id, "kb", None)
-    counter = naturali.mutations.save(
-        owner,
-        project.id,
-        store.id,
-        SaveRequest(
-            requestId="counter",
-            id="clm_counter",
-            record={"kind": "claim", "title": "counter", "body": "0"},
-        ),
-    )["records"][0]["id"]
+    counter = (
+        naturali.mutations.save(
+            owner,
+            project.id,
+            store.id,
+            SaveRequest(
+                requestId="counter",
+                id="clm_counter",
+                record={"kind": "claim", "title": "counter", "body": "0"},
+            ),
+        )
+        .records[0]
+        .id
+    )
     naturali.close()
     workers, count = 4, 100
     procs = [
@@ -222,6 +226,6 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path, embedder: OnnxEmbedder)
     assert view.entries[counter].scanned.record.revision == workers * count + 1
     assert len(view.entries) == workers * count + 1
     assert reopened.stores.context(store.id).state.journal_git_pending() == []
-    history = reopened.mutations.history(owner, project.id, store.id, counter)
+    history = reopened.mutations.history(owner, project.id, store.id, counter).wire()
     assert [r["revision"] for r in history["revisions"]] == list(range(1, workers * count + 2))
     reopened.close()

@@ -87,17 +87,6 @@ def local_service(data_dir: Path | None) -> Any:
     return build_services(settings(data_dir=data_dir))
 
 
-def local_user(naturali: Any, project_id: str, token: str | None) -> Any:
-    """On the data dir: act as the token's user, or else as the project's first owner."""
-    if token:
-        return naturali.auth.authenticate(token)
-    owners = [m for m in naturali.storage.list_members(project_id) if m.role == "owner"]
-    user = naturali.storage.get_user(owners[0].user_id) if owners else None
-    if user is None:
-        fail(f"project {project_id} not found in {naturali.settings.data_dir}")
-    return user
-
-
 def run(fn: Callable[[], T]) -> T:
     with errors():
         return fn()

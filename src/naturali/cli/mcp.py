@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from naturali.cli.common import DataDir, fail, local_user, settings
+from naturali.cli.common import DataDir, errors, fail, settings
 
 
 def mcp(
@@ -24,8 +24,10 @@ def mcp(
 ) -> None:
     """Serve the records tools of one store to an agent. Works on the data dir, or through a
     server with --base-url (and NATURALI_TOKEN)."""
+    # Imported here: the other commands should not pay for loading the MCP SDK.
     from naturali.mcp.backend import Backend, LocalBackend, RemoteBackend
     from naturali.mcp.server import build
+    from naturali.service.operations import Target
 
     s = settings(data_dir=data_dir, base_url=base_url)
     backend: Backend
@@ -34,12 +36,14 @@ def mcp(
 
         if not s.token:
             fail("--base-url needs NATURALI_TOKEN")
-        backend = RemoteBackend(Client(base_url=s.base_url, token=s.token), project, store)
+        backend = RemoteBackend(Client(base_url=s.base_url, token=s.token), Target(project, store))
     else:
         from naturali.compose import build_services
 
-        naturali = build_services(s)
-        backend = LocalBackend(naturali, local_user(naturali, project, s.token), project, store)
+        services = build_services(s)
+        with errors():
+            user = services.auth.acting_user(project, s.token)
+        backend = LocalBackend(services, user, Target(project, store))
     server = build(backend)
     if transport == "stdio":
         server.run("stdio")

@@ -16,7 +16,6 @@ from naturali.cli.common import (
     errors,
     fail,
     local_service,
-    local_user,
     parse_pairs,
     print_json,
 )
@@ -102,6 +101,7 @@ def _local(
         request = SearchRequest.model_validate(body)
     except ValidationError as exc:
         fail(f"invalid request: {exc.errors()[0]['msg']}", 2)
-    user = local_user(naturali, project_id, token or naturali.settings.token)
+    user = naturali.auth.acting_user(project_id, token or naturali.settings.token)
     results = naturali.search.search(user, project_id, request)
-    return KnowledgeSearchResponse.model_validate({"results": results})
+    wire = [r.model_dump(mode="json", exclude_unset=True) for r in results]
+    return KnowledgeSearchResponse.model_validate({"results": wire})

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 Table = Literal["searched", "history"]
+MatchMode = Literal["all", "any", "phrase"]
+"""Every token must match, any may, or all in order."""
 
 
 @dataclass(frozen=True)
@@ -106,16 +108,18 @@ class StateStore(Protocol):
         table: Table,
         wanted: Mapping[str, str],
         load: Callable[[str], ProjectionRow],
-        fingerprint: str,
     ) -> tuple[int, str, int]:
         """Make the projection hold exactly the records of ``wanted`` (id → content hash):
-        only changed hashes are re-indexed (``load`` gives their text); a missing table or
-        another fingerprint is rebuilt. Returns (counter, indexed_at, rows re-indexed)."""
+        only changed hashes are re-indexed (``load`` gives their text); a missing table or one
+        built another way (the adapter's tokenizer and weights) is rebuilt. Returns (counter,
+        indexed_at, rows re-indexed)."""
         ...
 
-    def match(self, scope: str, table: Table, expression: str) -> list[tuple[str, float]]:
-        """Record ids matching an FTS5 expression with their BM25 score (higher is better),
-        best first, then by id."""
+    def match(
+        self, scope: str, table: Table, tokens: list[str], mode: MatchMode
+    ) -> list[tuple[str, float]]:
+        """Record ids whose title, aliases or body match the word ``tokens`` in ``mode``,
+        with their BM25 score (higher is better), best first, then by id."""
         ...
 
     def reconcile_temporal(

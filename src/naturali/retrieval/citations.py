@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from naturali.contracts.records import Citation, CompleteHit, Evidence, ListRow, Snippet, Via
 from naturali.retrieval.eligibility import Entry
 from naturali.text import snippets
 
@@ -11,13 +10,13 @@ MAX_EVIDENCE = 3
 SUMMARY_CHARS = 280
 
 
-def citation(entry: Entry) -> dict[str, Any]:
-    return {
-        "id": entry.id,
-        "path": entry.scanned.path,
-        "revision": entry.scanned.record.revision,
-        "sha256": entry.scanned.sha256,
-    }
+def citation(entry: Entry) -> Citation:
+    return Citation(
+        id=entry.id,
+        path=entry.scanned.path,
+        revision=entry.scanned.record.revision,
+        sha256=entry.scanned.sha256,
+    )
 
 
 def summary(entry: Entry) -> str:
@@ -31,17 +30,19 @@ def summary(entry: Entry) -> str:
     return entry.title
 
 
-def evidence(entry: Entry, known: set[str]) -> list[dict[str, Any]]:
+def evidence(entry: Entry, known: set[str]) -> list[Evidence]:
     """Evidence locators that verify: their ``source`` is an available record of this scope or
     a document id, and they say where (a quote, page, or line)."""
-    out: list[dict[str, Any]] = []
+    out: list[Evidence] = []
     items = entry.front.get("evidence")
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict) or not isinstance(item.get("source"), str):
             continue
         source = item["source"]
         if source in known or source.startswith("doc_"):
-            out.append({k: item[k] for k in ("source", "page", "line", "quote") if k in item})
+            out.append(
+                Evidence(**{k: item[k] for k in ("source", "page", "line", "quote") if k in item})
+            )
     return out
 
 
@@ -91,47 +92,69 @@ def complete_hit(
     known: set[str],
     via: Entry | None = None,
     phrase: bool = False,
-) -> dict[str, Any]:
+) -> CompleteHit:
+    """A hit with everything needed to show, verify and cite it; ``via`` is the superseded
+    record whose wording matched (the snippet is then the opening of the current body)."""
     located = evidence(entry, known)
     front = entry.front
-    hit: dict[str, Any] = {
-        "id": entry.id,
-        "kind": entry.kind,
-        "type": entry.type,
-        "title": entry.title,
-        "aliases": entry.aliases,
-        "tags": entry.tags,
-        "summary": summary(entry),
-        "lifecycle": entry.lifecycle,
-        "matches": matches,
-        "score": score,
-        "attribution": front.get("attribution") or front.get("recorded_by"),
-        "assertionOrigin": front.get("assertion_origin") or front.get("origin"),
-        "path": entry.scanned.path,
-        "revision": entry.scanned.record.revision,
-        "sha256": entry.scanned.sha256,
-        "snippet": snippet_for(
-            entry, None if via is not None else tokens, matches or None, phrase
-        ).to_dict(),
-        "evidence": located[:MAX_EVIDENCE],
-        "evidenceTruncated": len(located) > MAX_EVIDENCE,
-        "citation": citation(entry),
-    }
+    hit = CompleteHit(
+        id=entry.id,
+        kind=entry.kind,
+        type=entry.type,
+        title=entry.title,
+        aliases=entry.aliases,
+        tags=entry.tags,
+        summary=summary(entry),
+        lifecycle=entry.lifecycle,
+        matches=matches,
+        score=score,
+        attribution=front.get("attribution") or front.get("recorded_by"),
+        assertion_origin=front.get("assertion_origin") or front.get("origin"),
+        path=entry.scanned.path,
+        revision=entry.scanned.record.revision,
+        sha256=entry.scanned.sha256,
+        snippet=_snippet(
+            snippet_for(entry, None if via is not None else tokens, matches or None, phrase)
+        ),
+        evidence=located[:MAX_EVIDENCE],
+        evidence_truncated=len(located) > MAX_EVIDENCE,
+        citation=citation(entry),
+    )
     if via is not None:
-        hit["via"] = {
-            "id": via.id,
-            "revision": via.scanned.record.revision,
-            "title": via.title,
-            "path": via.scanned.path,
-            "sha256": via.scanned.sha256,
-        }
+        hit.via = Via(
+            id=via.id,
+            revision=via.scanned.record.revision,
+            title=via.title,
+            path=via.scanned.path,
+            sha256=via.scanned.sha256,
+        )
     return hit
 
 
-def list_row(hit: dict[str, Any]) -> dict[str, Any]:
+def _snippet(found: snippets.Snippet) -> Snippet:
+    located = Snippet(
+        field=found.field,
+        text=found.text,
+        start=found.start,
+        end=found.end,
+        match_located=found.match_located,
+    )
+    if found.line_start is not None:
+        located.line_start, located.line_end = found.line_start, found.line_end
+    return located
+
+
+def list_row(hit: CompleteHit) -> ListRow:
     """The short row agent tools receive."""
-    row = {k: hit[k] for k in ("id", "kind", "type", "title", "path", "score")}
-    row["snippet"] = hit["snippet"]["text"][:200]
-    if "via" in hit:
-        row["via"] = {"id": hit["via"]["id"], "revision": hit["via"]["revision"]}
+    row = ListRow(
+        id=hit.id,
+        kind=hit.kind,
+        type=hit.type,
+        title=hit.title,
+        path=hit.path,
+        score=hit.score,
+        snippet=hit.snippet.text[:200],
+    )
+    if hit.via is not None:
+        row.via = Via(id=hit.via.id, revision=hit.via.revision)
     return row

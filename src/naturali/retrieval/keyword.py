@@ -1,8 +1,7 @@
 """knowledge_grep's query contract: tokens, modes, filters and scope keys.
 
-Queries are 1–64 word tokens within 500 characters; punctuation separates tokens, and the
-tokens are quoted into an FTS5 expression, so user text is never executed as FTS syntax
-(``OR``, ``NOT``, ``title:``, quotes are just words or separators).
+Queries are 1–64 word tokens within 500 characters; punctuation separates tokens. The state
+port matches tokens, never query syntax: user text is never executed.
 """
 
 from __future__ import annotations
@@ -13,15 +12,13 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from naturali.errors import InvalidRequest
+from naturali.ports.state import MatchMode
 from naturali.retrieval.dates import record_dates
 from naturali.retrieval.eligibility import Entry
 from naturali.text.tokens import words
 
 MAX_QUERY_CHARS = 500
 MAX_QUERY_TOKENS = 64
-FINGERPRINT = "keyword-v1:unicode61-remove_diacritics-2:title,aliases,body:8,6,1"
-
-Mode = Literal["all", "any", "phrase"]
 Lifecycle = Literal["active", "superseded", "all"]
 
 
@@ -42,13 +39,6 @@ def query_tokens(query: str) -> list[str]:
             param="query",
         )
     return tokens
-
-
-def match_expression(tokens: list[str], mode: Mode) -> str:
-    quoted = [f'"{t}"' for t in tokens]  # tokens are letters and digits only
-    if mode == "phrase":
-        return '"' + " ".join(tokens) + '"'
-    return (" OR " if mode == "any" else " AND ").join(quoted)
 
 
 @dataclass(frozen=True)
@@ -81,7 +71,7 @@ class Filters:
         return when is not None and when.overlaps(self.since, self.until)
 
 
-def fields_matched(entry: Entry, tokens: list[str], mode: Mode) -> list[str]:
+def fields_matched(entry: Entry, tokens: list[str], mode: MatchMode) -> list[str]:
     """Which of title, aliases, body contain the query (for complete hits' ``matches``). A
     phrase matches within one value: one alias, never two aliases side by side."""
     out = []

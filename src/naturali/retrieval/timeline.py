@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from naturali.contracts.records import SourceSummary, TimelineRow
 from naturali.retrieval import citations
 from naturali.retrieval.dates import Interval, record_dates
 from naturali.retrieval.eligibility import Entry
@@ -46,27 +46,28 @@ def links(entry: Entry, entries: dict[str, Entry]) -> list[str]:
     return found
 
 
-def sources(entries: dict[str, Entry], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sources(entries: dict[str, Entry], rows: list[TimelineRow]) -> list[SourceSummary]:
+    """The sources the rows cite or stand for, each once, in the rows' order."""
     seen: list[str] = []
     for row in rows:
-        entry = entries.get(row["id"])
+        entry = entries.get(row.id)
         for source in sources_of(entry) if entry else []:
             if source in entries and source not in seen:
                 seen.append(source)
-        if row.get("source") and row["source"]["id"] not in seen:
-            seen.append(row["source"]["id"])
+        if row.source is not None and row.source.id not in seen:
+            seen.append(row.source.id)
     out = []
     for source_id in seen:
         entry = entries[source_id]
         dated = record_dates(entry.kind, entry.front).get("occurred_at")
         out.append(
-            {
-                "id": entry.id,
-                "type": entry.type,
-                "title": entry.title,
-                "date": dated.written if dated else None,
-                "summary": citations.summary(entry),
-            }
+            SourceSummary(
+                id=entry.id,
+                type=entry.type,
+                title=entry.title,
+                date=dated.written if dated else None,
+                summary=citations.summary(entry),
+            )
         )
     return out
 

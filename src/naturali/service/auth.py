@@ -33,6 +33,19 @@ class Auth:
             raise Unauthenticated("invalid bearer token", code="invalid_token")
         return user
 
+    def acting_user(self, project_id: str, token: str | None) -> User:
+        """Who acts for a command on the data dir itself (no server): the token's user, or
+        else the project's first owner (whoever can read the data dir owns it anyway)."""
+        if token:
+            return self.authenticate(token)
+        owners = [m for m in self._storage.list_members(project_id) if m.role == "owner"]
+        user = self._storage.get_user(owners[0].user_id) if owners else None
+        if user is None:
+            raise NotFound(
+                f"project {project_id} not found", code="project_not_found", param="project_id"
+            )
+        return user
+
     def require(self, user: User, project_id: str, need: Need) -> Member:
         """A non-member gets 404 (ids do not leak); a member without the role gets 403."""
         member = self._storage.get_member(project_id, user.id)

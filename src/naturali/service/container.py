@@ -26,6 +26,7 @@ from naturali.service.projects import Projects, Users
 from naturali.service.records import Records
 from naturali.service.search import Search
 from naturali.service.stores import StoreRegistry
+from naturali.service.write_engine import WriteEngine
 from naturali.settings import Settings
 
 OWNER_TOKEN_FILE = "owner-token"
@@ -55,7 +56,10 @@ class Services:
         )
         self.stores = StoreRegistry(data_dir / "stores", state, settings.vault_max_files)
         self.mutations = Mutations(
-            self.storage, self.auth, self.stores, settings.git_binary, settings.vault_git
+            self.storage,
+            self.auth,
+            self.stores,
+            WriteEngine(settings.git_binary, settings.vault_git),
         )
         self.memories = Memories(
             self.storage, self.auth, self.embedder, self.stores, self.mutations

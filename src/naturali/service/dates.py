@@ -10,6 +10,15 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from naturali.contracts.records import (
+    DateValue,
+    Freshness,
+    IndexState,
+    LastSeenResult,
+    SourceRef,
+    TimelineResult,
+    TimelineRow,
+)
 from naturali.errors import InvalidRequest
 from naturali.model import User, utcnow
 from naturali.ports.state import ProjectionUnavailable, TemporalRow
@@ -38,8 +47,8 @@ from naturali.service.stores import StoreContext, View
 from naturali.vault.scan import ScannedRecord
 
 BUDGET_BYTES = 24 * 1024
-_READY = {"state": "ready", "lag": False}
-_UNAVAILABLE = {"state": "unavailable", "lag": True}
+_READY = IndexState(state="ready", lag=False)
+_UNAVAILABLE = IndexState(state="unavailable", lag=True)
 
 
 class IndexUnavailable(Exception):
@@ -68,20 +77,20 @@ class Dates:
             raise IndexUnavailable(view) from exc
         return ctx, view
 
-    def _unavailable(self, view: View, offset: int) -> dict[str, Any]:
+    def _unavailable(self, view: View, offset: int) -> TimelineResult:
         """A failed retrieval, as knowledge_grep reports one: 200, ``index.state``
         "unavailable", ``total`` null. Retry."""
-        return {
-            "rows": [],
-            "total": None,
-            "offset": offset,
-            "nextOffset": None,
-            "budgetTruncated": False,
-            "snapshot": None,
-            "index": _UNAVAILABLE,
-            "coverage": self._records.coverage(view),
-            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
-        }
+        return TimelineResult(
+            rows=[],
+            total=None,
+            offset=offset,
+            next_offset=None,
+            budget_truncated=False,
+            snapshot=None,
+            index=_UNAVAILABLE,
+            coverage=self._records.coverage(view),
+            freshness=_freshness(view),
+        )
 
     def _reconcile(self, ctx: StoreContext, view: View) -> None:
         key = str(ctx.store_dir)
@@ -153,90 +162,93 @@ class Dates:
         return hits
 
     @staticmethod
-    def _row(hit: Hit, zone: ZoneInfo | None = None) -> dict[str, Any]:
+    def _row(hit: Hit, zone: ZoneInfo | None = None) -> TimelineRow:
         entry, interval = hit.entry, hit.interval
-        when: dict[str, Any] = {
-            "field": hit.field,
-            "value": interval.written,
-            "dateOnly": interval.date_only,
-            "start": _iso(interval.start),
-            "end": _iso(interval.end if interval.date_only else interval.start),
-        }
+        when = DateValue(
+            field=hit.field,
+            value=interval.written,
+            date_only=interval.date_only,
+            start=_iso(interval.start),
+            end=_iso(interval.end if interval.date_only else interval.start),
+        )
         if zone is not None:
-            when["local"] = (
+            when.local = (
                 interval.written
                 if interval.date_only
                 else from_us(interval.start).astimezone(zone).isoformat()
             )
-        return {
-            "id": entry.id,
-            "kind": entry.kind,
-            "type": entry.type,
-            "title": entry.title,
-            "lifecycle": entry.lifecycle,
-            "summary": citations.summary(entry),
-            "date": when,
-            "entities": sorted(entity_links(entry.front)),
-            "path": entry.scanned.path,
-            "revision": entry.scanned.record.revision,
-            "sha256": entry.scanned.sha256,
-            "citation": citations.citation(entry),
-        }
+        return TimelineRow(
+            id=entry.id,
+            kind=entry.kind,
+            type=entry.type,
+            title=entry.title,
+            lifecycle=entry.lifecycle,
+            summary=citations.summary(entry),
+            date=when,
+            entities=sorted(entity_links(entry.front)),
+            path=entry.scanned.path,
+            revision=entry.scanned.record.revision,
+            sha256=entry.scanned.sha256,
+            citation=citations.citation(entry),
+        )
 
     def _page(
         self,
         view: View,
         items: Sequence[Any],
-        build: Callable[[Any], dict[str, Any]],
-        offset: int,
-        limit: int,
+        build: Callable[[Any], TimelineRow],
+        page: tuple[int, int],
         extra: dict[str, Any],
         with_sources: bool = False,
-    ) -> dict[str, Any]:
+    ) -> TimelineResult:
         """Rows from offset (built only for the page), as many as ``limit`` allows within the
-        24 KiB budget (at least one); then deduplicated source summaries while they fit."""
-        response: dict[str, Any] = {
+        24 KiB budget (at least one); then deduplicated source summaries while they fit.
+        ``extra`` holds the snapshot and, for a chronicle day, its window."""
+        offset, limit = page
+        result = TimelineResult(
             **extra,
-            "rows": [],
-            "total": len(items),
-            "offset": offset,
-            "nextOffset": None,
-            "budgetTruncated": False,
-            "index": _READY,
-        }
-        response["coverage"] = self._records.coverage(view)
-        response["freshness"] = {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at}
-        size = len(json.dumps(response))
-        taken = 0
+            rows=[],
+            total=len(items),
+            offset=offset,
+            next_offset=None,
+            budget_truncated=False,
+            index=_READY,
+            coverage=self._records.coverage(view),
+            freshness=_freshness(view),
+        )
+        size = _size(result)
         for item in items[offset : offset + limit]:
             row = build(item)
-            cost = len(json.dumps(row)) + 2
-            if taken and size + cost > BUDGET_BYTES:
-                response["budgetTruncated"] = True
+            cost = _size(row) + 2
+            if result.rows and size + cost > BUDGET_BYTES:
+                result.budget_truncated = True
                 break
-            response["rows"].append(row)
+            result.rows.append(row)
             size += cost
-            taken += 1
-        end = offset + taken
-        response["nextOffset"] = end if end < len(items) else None
+        end = offset + len(result.rows)
+        result.next_offset = end if end < len(items) else None
         if with_sources:
-            sources = timeline.sources(view.entries, response["rows"])
-            response["sources"] = []
-            response["sourcesTruncated"] = False
-            size += len(json.dumps({"sources": [], "sourcesTruncated": False}))
-            for source in sources:
-                cost = len(json.dumps(source)) + 2
-                if size + cost > BUDGET_BYTES:
-                    response["sourcesTruncated"] = True
-                    break
-                response["sources"].append(source)
-                size += cost
-        return response
+            self._add_sources(view, result, size)
+        return result
+
+    @staticmethod
+    def _add_sources(view: View, result: TimelineResult, size: int) -> None:
+        result.sources, result.sources_truncated = [], False
+        size += len(json.dumps({"sources": [], "sourcesTruncated": False}))
+        for source in timeline.sources(view.entries, result.rows):
+            cost = _size(source) + 2
+            if size + cost > BUDGET_BYTES:
+                result.sources_truncated = True
+                break
+            result.sources.append(source)
+            size += cost
 
     # knowledge_timeline ------------------------------------------------------------------------
     def timeline(
         self, user: User, project_id: str, store_id: str, request: TimelineRequest
-    ) -> dict[str, Any]:
+    ) -> TimelineResult:
+        """knowledge_timeline: dated records in a range, or one row per dated source of an
+        entity (``group`` "source")."""
         if request.group == "source":
             if request.entity is None:
                 raise InvalidRequest(
@@ -263,15 +275,14 @@ class Dates:
         if request.group == "source":
             assert request.entity is not None
             rows = _source_rows(self, ctx, view, request.entity, start, end, include)
-            rows.sort(key=lambda r: (r["date"]["start"], r["id"]), reverse=descending)
-            extra = {"snapshot": _snapshot([(r["id"], r["sha256"]) for r in rows], params)}
+            rows.sort(key=lambda r: (r.date.start, r.id), reverse=descending)
+            extra = {"snapshot": _snapshot([(r.id, r.sha256) for r in rows], params)}
             check_snapshot(request.snapshot, extra["snapshot"])
             return self._page(
                 view,
                 rows,
                 lambda r: r,
-                request.offset,
-                request.limit,
+                (request.offset, request.limit),
                 extra,
                 request.includeSources,
             )
@@ -289,13 +300,14 @@ class Dates:
         extra = {"snapshot": _snapshot(_pairs(hits), params)}
         check_snapshot(request.snapshot, extra["snapshot"])
         return self._page(
-            view, hits, self._row, request.offset, request.limit, extra, request.includeSources
+            view, hits, self._row, (request.offset, request.limit), extra, request.includeSources
         )
 
     # chronicle ---------------------------------------------------------------------------------
     def chronicle_day(
         self, user: User, project_id: str, store_id: str, request: ChronicleDayRequest
-    ) -> dict[str, Any]:
+    ) -> TimelineResult:
+        """What occurred on one day, or its Monday–Sunday week, in an IANA time zone."""
         zone = _zone(request.timeZone)
         try:
             day = date.fromisoformat(request.date)
@@ -322,18 +334,19 @@ class Dates:
         extra = {
             "date": request.date,
             "week": request.week,
-            "timeZone": request.timeZone,
+            "time_zone": request.timeZone,
             "from": first.isoformat(),
             "to": (last - timedelta(days=1)).isoformat(),
             "snapshot": snapshot,
         }
         return self._page(
-            view, hits, lambda h: self._row(h, zone), request.offset, request.limit, extra
+            view, hits, lambda h: self._row(h, zone), (request.offset, request.limit), extra
         )
 
     def chronicle_since(
         self, user: User, project_id: str, store_id: str, request: ChronicleSinceRequest
-    ) -> dict[str, Any]:
+    ) -> TimelineResult:
+        """What happened in an occurrence-time range, oldest first."""
         start, end = parse_range(request.since, request.until)
         try:
             ctx, view = self._open(user, project_id, store_id)
@@ -343,11 +356,12 @@ class Dates:
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
         extra = {"snapshot": _snapshot(_pairs(hits), _params(request))}
         check_snapshot(request.snapshot, extra["snapshot"])
-        return self._page(view, hits, self._row, request.offset, request.limit, extra)
+        return self._page(view, hits, self._row, (request.offset, request.limit), extra)
 
     def last_seen(
         self, user: User, project_id: str, store_id: str, request: LastSeenRequest
-    ) -> dict[str, Any]:
+    ) -> LastSeenResult:
+        """The latest dated context of an entity at or before a time (default now)."""
         bound = request.occurredOnOrBefore
         end = (
             parse_bound(bound, "occurredOnOrBefore", upper=True)
@@ -357,15 +371,15 @@ class Dates:
         try:
             ctx, view = self._open(user, project_id, store_id)
         except IndexUnavailable as exc:
-            return {
-                "entity": request.entity,
-                "occurredOnOrBefore": bound or _iso(end - 1),
-                "found": None,
-                "lastSeen": None,
-                "index": _UNAVAILABLE,
-                "coverage": self._records.coverage(exc.view),
-                "freshness": {"queriedAt": utcnow(), "scannedAt": exc.view.scan.scanned_at},
-            }
+            return LastSeenResult(
+                entity=request.entity,
+                occurred_on_or_before=bound or _iso(end - 1),
+                found=None,
+                last_seen=None,
+                index=_UNAVAILABLE,
+                coverage=self._records.coverage(exc.view),
+                freshness=_freshness(exc.view),
+            )
         # What the entity's own timeline shows: its dated records, and the dated sources a
         # relationship or a sourced claim connects it to (as group "source" lists them).
         linked = linked_sources(ctx, view, request.entity, include_inactive=False)
@@ -377,15 +391,15 @@ class Dates:
             and h.interval.overlaps(None, end)
         ]
         latest = max(hits, key=lambda h: (h.interval.start, h.entry.id), default=None)
-        return {
-            "entity": request.entity,
-            "occurredOnOrBefore": bound or _iso(end - 1),
-            "found": latest is not None,
-            "lastSeen": self._row(latest) if latest else None,
-            "index": _READY,
-            "coverage": self._records.coverage(view),
-            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
-        }
+        return LastSeenResult(
+            entity=request.entity,
+            occurred_on_or_before=bound or _iso(end - 1),
+            found=latest is not None,
+            last_seen=self._row(latest) if latest else None,
+            index=_READY,
+            coverage=self._records.coverage(view),
+            freshness=_freshness(view),
+        )
 
 
 def _event_source(entry: Entry, view: View) -> str | None:
@@ -404,6 +418,15 @@ def _projected_hash(entry: Entry, view: View) -> str:
     if source is None:
         return entry.scanned.sha256
     return f"{entry.scanned.sha256}+{view.entries[source].scanned.sha256}"
+
+
+def _freshness(view: View) -> Freshness:
+    return Freshness(queried_at=utcnow(), scanned_at=view.scan.scanned_at)
+
+
+def _size(model: TimelineRow | TimelineResult | Any) -> int:
+    """What a part adds to the response, measured as the budget always measured it."""
+    return len(json.dumps(model.wire()))
 
 
 def _iso(value: int) -> str:
@@ -443,7 +466,7 @@ def _source_rows(
     start: int | None,
     end: int | None,
     include_inactive: bool,
-) -> list[dict[str, Any]]:
+) -> list[TimelineRow]:
     """group "source": one row per dated source connected to the entity by a relationship or
     a sourced claim, dated by the source; other dated claims keep their own rows."""
     linked = linked_sources(ctx, view, entity, include_inactive)
@@ -456,14 +479,13 @@ def _source_rows(
         note = linked.notes.get(source)
         event = next((c for c in timeline.event_claims(view.entries, source)), None)
         summary_from = note or event
-        row.update(
-            source={"id": source, "title": hit.entry.title, "type": hit.entry.type},
-            noteRecord=note.id if note else None,
-            eventClaim=event.id if event and not note else None,
-            summary=(summary_from.scanned.record.body.strip() if summary_from else row["summary"]),
-            claims=len(linked.claims.get(source, [])),
-            links=timeline.links(summary_from, view.entries) if summary_from else [],
-        )
+        row.source = SourceRef(id=source, title=hit.entry.title, type=hit.entry.type)
+        row.note_record = note.id if note else None
+        row.event_claim = event.id if event and not note else None
+        if summary_from:
+            row.summary = summary_from.scanned.record.body.strip()
+        row.claims = len(linked.claims.get(source, []))
+        row.links = timeline.links(summary_from, view.entries) if summary_from else []
         rows.append(row)
     rows += [dates._row(h) for h in linked.own_rows if h.interval.overlaps(start, end)]
     return rows

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from naturali.contracts.records import ReceiptRecord
 from naturali.errors import Conflict, InvalidRequest, NotFound
 from naturali.ids import new_id
 from naturali.ingest.chunk import chunk_pages
@@ -170,7 +171,7 @@ class Memories:
             store.id,
             SaveRequest(requestId=new_id("req"), id=new_id("mem"), record=record),
         )
-        return self._indexed(store, receipt["records"][0])
+        return self._indexed(store, receipt.records[0])
 
     def update(
         self,
@@ -204,7 +205,7 @@ class Memories:
                 record=record,
             ),
         )
-        return self._indexed(store, receipt["records"][0])
+        return self._indexed(store, receipt.records[0])
 
     def get(self, user: User, project_id: str, store_id: str, memory_id: str) -> Memory:
         self._auth.require(user, project_id, "read")
@@ -289,14 +290,14 @@ class Memories:
         if store is not None:
             self.reconcile(store)
 
-    def _indexed(self, store: MemoryStore, written: dict[str, Any]) -> Memory:
+    def _indexed(self, store: MemoryStore, written: ReceiptRecord) -> Memory:
         """The memory a write just made, indexed now unless the background indexer did."""
-        key = (store.id, str(written["id"]))
+        key = (store.id, written.id)
         found = self._storage.get_store_memories([key]).get(key)
-        if found is not None and found.content_hash == written["sha256"]:
+        if found is not None and found.content_hash == written.sha256:
             return found
         # The memories API answers with the memory as written, indexed: this one record only.
-        return self._index_file(store, self.vault(store.id) / written["path"])
+        return self._index_file(store, self.vault(store.id) / written.path)
 
     def _index_file(self, store: MemoryStore, path: Path) -> Memory:
         data = path.read_bytes()

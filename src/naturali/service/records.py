@@ -10,22 +10,28 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from dataclasses import replace
-from typing import Any
 
+from naturali.contracts.records import (
+    CompleteHit,
+    Coverage,
+    Freshness,
+    GrepResult,
+    IndexState,
+    InventoryRow,
+    Issue,
+    LookupResult,
+    LookupStatus,
+    RecordResult,
+    RecordsResult,
+)
 from naturali.errors import Conflict, NotFound
 from naturali.model import User, utcnow
-from naturali.ports.state import ProjectionRow, ProjectionUnavailable, Table
+from naturali.ports.state import MatchMode, ProjectionRow, ProjectionUnavailable, Table
 from naturali.ports.storage import Storage
 from naturali.retrieval import citations
 from naturali.retrieval.dates import parse_range
 from naturali.retrieval.eligibility import Entry, current_of
-from naturali.retrieval.keyword import (
-    FINGERPRINT,
-    Filters,
-    fields_matched,
-    match_expression,
-    query_tokens,
-)
+from naturali.retrieval.keyword import Filters, fields_matched, query_tokens
 from naturali.service.auth import Auth
 from naturali.service.requests import (
     GrepRequest,
@@ -69,11 +75,12 @@ class Records:
         return entry.lifecycle in lifecycles and filters.accepts(entry)
 
     @staticmethod
-    def coverage(view: View) -> dict[str, Any]:
-        issues = [i.to_dict() for i in view.scan.issues] + [
-            {"path": "ontology.yaml", "message": m} for m in view.ontology.issues
+    def coverage(view: View) -> Coverage:
+        """Whether every file of the vault was read; the issues of those that were not."""
+        issues = [Issue(path=i.path, message=i.message) for i in view.scan.issues] + [
+            Issue(path="ontology.yaml", message=m) for m in view.ontology.issues
         ]
-        return {"complete": not issues, "issues": issues}
+        return Coverage(complete=not issues, issues=issues)
 
     @staticmethod
     def _snapshot(scope: str, entries: list[Entry]) -> str:
@@ -108,86 +115,100 @@ class Records:
         return result
 
     # knowledge_grep ----------------------------------------------------------------------------
-    def grep(
-        self, user: User, project_id: str, store_id: str, request: GrepRequest
-    ) -> dict[str, Any]:
+    def grep(self, user: User, project_id: str, store_id: str, request: GrepRequest) -> GrepResult:
+        """Keyword search (BM25 over title, aliases, body) of one store's records."""
         ctx, view = self.open_view(user, project_id, store_id)
         tokens = query_tokens(request.query)
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
         if request.since is not None or request.until is not None:
             since, until = parse_range(request.since, request.until)
             filters = replace(filters, time_field=request.timeField, since=since, until=until)
-        scope = filters.scope()
         searched, history, snapshot = self._selection(view, filters)
         check_snapshot(request.snapshot, snapshot)
         queried_at = utcnow()
-        response: dict[str, Any] = {
-            "query": request.query,
-            "mode": request.mode,
-            "snapshot": snapshot,
-            "coverage": self.coverage(view),
-        }
         try:
-            indexed_at = self._reconcile(ctx, view, scope, "searched", searched)
-            if filters.lifecycle == "active":
-                indexed_at = max(indexed_at, self._reconcile(ctx, view, scope, "history", history))
-            expression = match_expression(tokens, request.mode)
-            direct = ctx.state.match(scope, "searched", expression)
-            earlier = ctx.state.match(scope, "history", expression) if history else []
+            direct, earlier, indexed_at = self._match(
+                ctx, view, filters, searched, history, tokens, request.mode
+            )
         except ProjectionUnavailable:
-            response.update(
+            return GrepResult(
+                query=request.query,
+                mode=request.mode,
                 hits=[],
                 total=None,
                 offset=request.offset,
-                nextOffset=None,
-                index={"state": "unavailable", "lag": True},
-                freshness={
-                    "queriedAt": queried_at,
-                    "scannedAt": view.scan.scanned_at,
-                    "indexedAt": None,
-                },
-            )
-            return response
-        if request.mode == "phrase":
-            # FTS5 keeps a column's aliases in one text, where a phrase could run from one
-            # alias into the next; a phrase matches within one value.
-            direct, earlier = (
-                [
-                    (i, score)
-                    for i, score in found
-                    if fields_matched(view.entries[i], tokens, "phrase")
-                ]
-                for found in (direct, earlier)
+                next_offset=None,
+                snapshot=snapshot,
+                index=IndexState(state="unavailable", lag=True),
+                coverage=self.coverage(view),
+                freshness=Freshness(
+                    queried_at=queried_at, scanned_at=view.scan.scanned_at, indexed_at=None
+                ),
             )
         ranked = self._rank(view, direct, earlier)
         page = ranked[request.offset : request.offset + request.limit]
+        end = request.offset + len(page)
+        return GrepResult(
+            query=request.query,
+            mode=request.mode,
+            hits=self._hits(view, page, tokens, request.mode),
+            total=len(ranked),
+            offset=request.offset,
+            next_offset=end if end < len(ranked) else None,
+            snapshot=snapshot,
+            index=IndexState(state="ready", lag=False),
+            coverage=self.coverage(view),
+            freshness=Freshness(
+                queried_at=queried_at, scanned_at=view.scan.scanned_at, indexed_at=indexed_at
+            ),
+        )
+
+    def _match(
+        self,
+        ctx: StoreContext,
+        view: View,
+        filters: Filters,
+        searched: list[Entry],
+        history: list[Entry],
+        tokens: list[str],
+        mode: MatchMode,
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]], str]:
+        """Direct and superseded matches, with the projections reconciled first."""
+        scope = filters.scope()
+        indexed_at = self._reconcile(ctx, view, scope, "searched", searched)
+        if filters.lifecycle == "active":
+            indexed_at = max(indexed_at, self._reconcile(ctx, view, scope, "history", history))
+        direct = ctx.state.match(scope, "searched", tokens, mode)
+        earlier = ctx.state.match(scope, "history", tokens, mode) if history else []
+        if mode == "phrase":
+            # FTS5 keeps a column's aliases in one text, where a phrase could run from one
+            # alias into the next; a phrase matches within one value.
+            direct, earlier = (
+                [(i, score) for i, score in found if fields_matched(view.entries[i], tokens, mode)]
+                for found in (direct, earlier)
+            )
+        return direct, earlier, indexed_at
+
+    @staticmethod
+    def _hits(
+        view: View,
+        page: list[tuple[Entry, float | None, Entry | None]],
+        tokens: list[str],
+        mode: MatchMode,
+    ) -> list[CompleteHit]:
         known = set(view.entries)
-        hits = [
+        return [
             citations.complete_hit(
                 entry,
                 score,
-                ["superseded"] if via else fields_matched(entry, tokens, request.mode),
+                ["superseded"] if via else fields_matched(entry, tokens, mode),
                 tokens,
                 known,
                 via,
-                phrase=request.mode == "phrase",
+                phrase=mode == "phrase",
             )
             for entry, score, via in page
         ]
-        end = request.offset + len(page)
-        response.update(
-            hits=hits,
-            total=len(ranked),
-            offset=request.offset,
-            nextOffset=end if end < len(ranked) else None,
-            index={"state": "ready", "lag": False},
-            freshness={
-                "queriedAt": queried_at,
-                "scannedAt": view.scan.scanned_at,
-                "indexedAt": indexed_at,
-            },
-        )
-        return response
 
     @staticmethod
     def _rank(
@@ -227,14 +248,15 @@ class Records:
                 e.id, e.scanned.sha256, e.title, "\n".join(e.aliases), e.scanned.record.body
             )
 
-        counter, indexed_at, _ = ctx.state.reconcile(scope, table, wanted, load, FINGERPRINT)
+        counter, indexed_at, _ = ctx.state.reconcile(scope, table, wanted, load)
         self._reconciled[key] = (id(view.scan), view.guards_version, counter)
         return indexed_at
 
     # knowledge_lookup --------------------------------------------------------------------------
     def lookup(
         self, user: User, project_id: str, store_id: str, request: LookupRequest
-    ) -> dict[str, Any]:
+    ) -> LookupResult:
+        """Exact id (case-sensitive), full title or alias, never fuzzy."""
         _, view = self.open_view(user, project_id, store_id)
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
         in_scope = [e for e in view.entries.values() if self._in_scope(e, filters)]
@@ -247,23 +269,26 @@ class Records:
             and (normalize_name(e.title) == key or key in {normalize_name(a) for a in e.aliases})
         ]
         matches = by_id + sorted(by_name, key=lambda e: e.id)
-        status = "missing" if not matches else "found" if len(matches) == 1 else "ambiguous"
+        status: LookupStatus = (
+            "missing" if not matches else "found" if len(matches) == 1 else "ambiguous"
+        )
         known = set(view.entries)
-        return {
-            "query": request.query,
-            "status": status,
-            "hits": [
+        return LookupResult(
+            query=request.query,
+            status=status,
+            hits=[
                 citations.complete_hit(e, None, _lookup_fields(e, request.query, key), None, known)
                 for e in matches
             ],
-            "coverage": self.coverage(view),
-            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
-        }
+            coverage=self.coverage(view),
+            freshness=Freshness(queried_at=utcnow(), scanned_at=view.scan.scanned_at),
+        )
 
     # knowledge_records -------------------------------------------------------------------------
-    def records(
+    def inventory(
         self, user: User, project_id: str, store_id: str, request: RecordsRequest
-    ) -> dict[str, Any]:
+    ) -> RecordsResult:
+        """knowledge_records: the exhaustive inventory of available records, by id."""
         _, view = self.open_view(user, project_id, store_id)
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
         selected = sorted(
@@ -273,18 +298,19 @@ class Records:
         check_snapshot(request.snapshot, snapshot)
         page = selected[request.offset : request.offset + request.limit]
         end = request.offset + len(page)
-        return {
-            "records": [_inventory_row(e) for e in page],
-            "total": len(selected),
-            "offset": request.offset,
-            "nextOffset": end if end < len(selected) else None,
-            "snapshot": snapshot,
-            "coverage": self.coverage(view),
-            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
-        }
+        return RecordsResult(
+            records=[_inventory_row(e) for e in page],
+            total=len(selected),
+            offset=request.offset,
+            next_offset=end if end < len(selected) else None,
+            snapshot=snapshot,
+            coverage=self.coverage(view),
+            freshness=Freshness(queried_at=utcnow(), scanned_at=view.scan.scanned_at),
+        )
 
     # knowledge_record --------------------------------------------------------------------------
-    def record(self, user: User, project_id: str, store_id: str, record_id: str) -> dict[str, Any]:
+    def record(self, user: User, project_id: str, store_id: str, record_id: str) -> RecordResult:
+        """One available record whole, with all its evidence locators."""
         _, view = self.open_view(user, project_id, store_id)
         entry = view.entries.get(record_id)
         if entry is None:
@@ -294,15 +320,15 @@ class Records:
                 param="record_id",
             )
         located = citations.evidence(entry, set(view.entries))
-        return {
-            **_inventory_row(entry),
-            "summary": citations.summary(entry),
-            "frontMatter": entry.front,
-            "body": entry.scanned.record.body,
-            "evidence": located,
-            "citation": citations.citation(entry),
-            "freshness": {"queriedAt": utcnow(), "scannedAt": view.scan.scanned_at},
-        }
+        return RecordResult(
+            **_inventory_row(entry).model_dump(),
+            summary=citations.summary(entry),
+            front_matter=entry.front,
+            body=entry.scanned.record.body,
+            evidence=located,
+            citation=citations.citation(entry),
+            freshness=Freshness(queried_at=utcnow(), scanned_at=view.scan.scanned_at),
+        )
 
 
 def check_snapshot(given: str | None, current: str) -> None:
@@ -326,15 +352,15 @@ def _lookup_fields(entry: Entry, query: str, key: str) -> list[str]:
     return ["title"] if normalize_name(entry.title) == key else ["aliases"]
 
 
-def _inventory_row(entry: Entry) -> dict[str, Any]:
-    return {
-        "id": entry.id,
-        "kind": entry.kind,
-        "type": entry.type,
-        "title": entry.title,
-        "lifecycle": entry.lifecycle,
-        "tags": entry.tags,
-        "path": entry.scanned.path,
-        "revision": entry.scanned.record.revision,
-        "sha256": entry.scanned.sha256,
-    }
+def _inventory_row(entry: Entry) -> InventoryRow:
+    return InventoryRow(
+        id=entry.id,
+        kind=entry.kind,
+        type=entry.type,
+        title=entry.title,
+        lifecycle=entry.lifecycle,
+        tags=entry.tags,
+        path=entry.scanned.path,
+        revision=entry.scanned.record.revision,
+        sha256=entry.scanned.sha256,
+    )

@@ -345,3 +345,15 @@ class WithdrawRequest(Strict):
 
 class ResumeRequest(Strict):
     """knowledge_resume: finish interrupted writes and retry pending Git commits."""
+
+
+class RecordRef(Strict):
+    """knowledge_record and knowledge_history: one record by id."""
+
+    id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class MutationRef(Strict):
+    """knowledge_mutation: one write's receipt by the requestId it was sent with."""
+
+    requestId: RequestId

@@ -17,6 +17,11 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from naturali.contracts.resources import (
+    DocumentKnowledgeResult,
+    KnowledgeResult,
+    MemoryKnowledgeResult,
+)
 from naturali.errors import InvalidRequest
 from naturali.model import Chunk, Document, Memory, MemoryStore, User
 from naturali.ports.embedder import Embedder
@@ -96,7 +101,8 @@ class Search:
         *,
         legs: Legs = "hybrid",
         fuse: Literal["blend", "rrf"] = "blend",
-    ) -> list[dict[str, Any]]:
+    ) -> list[KnowledgeResult]:
+        """The passages that answer ``request``, best first (search-api.md)."""
         self._auth.require(user, project_id, "read")
         taking_part = participation(request)
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
@@ -147,62 +153,68 @@ class Search:
         stores: dict[str, MemoryStore],
         *,
         with_similarity: bool,
-    ) -> list[dict[str, Any]]:
+    ) -> list[KnowledgeResult]:
         chunks = self._storage.get_chunks([seq for _, seq, _ in picked])
         doc_ids = [a.owner_id for _, _, a in picked if a and a.source == DOCUMENT]
         documents = self._storage.get_documents(project_id, doc_ids)
         memory_keys = [(a.store_id, a.owner_id) for _, _, a in picked if a and a.source == MEMORY]
         memories = self._storage.get_store_memories(memory_keys)
-        results: list[dict[str, Any]] = []
+        results: list[KnowledgeResult] = []
         for ranked, seq, attrs in picked:
             chunk = chunks.get(seq)
             if chunk is None or attrs is None:
                 continue  # removed between the index read and now
+            similarity = min(1.0, max(0.0, ranked.similarity)) if with_similarity else None
+            result: KnowledgeResult
             if attrs.source == DOCUMENT and attrs.owner_id in documents:
-                result = document_result(documents[attrs.owner_id], chunk)
+                result = document_result(documents[attrs.owner_id], chunk, ranked.score)
             elif attrs.source == MEMORY and (attrs.store_id, attrs.owner_id) in memories:
                 memory = memories[(attrs.store_id, attrs.owner_id)]
-                result = memory_result(memory, stores[memory.memory_store_id], chunk)
+                store = stores[memory.memory_store_id]
+                result = memory_result(memory, store, chunk, ranked.score)
             else:
                 continue
-            result["score"] = ranked.score
-            if with_similarity:
-                result["similarity_score"] = min(1.0, max(0.0, ranked.similarity))
+            if similarity is not None:
+                result.similarity_score = similarity
             results.append(result)
         return results
 
 
-def document_result(document: Document, chunk: Chunk) -> dict[str, Any]:
-    return {
-        "source_type": "document",
-        "document_id": document.id,
-        "chunk_id": chunk.id,
-        "document_version": document.version,
-        "page": chunk.page,
-        "file_id": document.file_id,
-        "project_id": document.project_id,
-        "path": document.path,
-        "filename": document.filename,
-        "size": document.size,
-        "title": document.title,
-        "metadata": document.metadata,
-        "tags": document.tags,
-        "content": chunk.text,
-        "created_at": document.created_at,
-        "updated_at": document.updated_at,
-    }
+def document_result(document: Document, chunk: Chunk, score: float) -> DocumentKnowledgeResult:
+    return DocumentKnowledgeResult(
+        source_type="document",
+        document_id=document.id,
+        chunk_id=chunk.id,
+        document_version=document.version,
+        page=chunk.page,
+        file_id=document.file_id,
+        project_id=document.project_id,
+        path=document.path,
+        filename=document.filename,
+        size=document.size,
+        title=document.title,
+        metadata=document.metadata,
+        tags=document.tags,
+        content=chunk.text,
+        score=score,
+        created_at=document.created_at,
+        updated_at=document.updated_at,
+    )
 
 
-def memory_result(memory: Memory, store: MemoryStore, chunk: Chunk) -> dict[str, Any]:
-    return {
-        "source_type": "memory",
-        "memory_id": memory.id,
-        "memory_store_id": store.id,
-        "memory_store_name": store.name,
-        "content": chunk.text,
-        "created_at": memory.created_at,
-        "updated_at": memory.updated_at,
-    }
+def memory_result(
+    memory: Memory, store: MemoryStore, chunk: Chunk, score: float
+) -> MemoryKnowledgeResult:
+    return MemoryKnowledgeResult(
+        source_type="memory",
+        memory_id=memory.id,
+        memory_store_id=store.id,
+        memory_store_name=store.name,
+        content=chunk.text,
+        score=score,
+        created_at=memory.created_at,
+        updated_at=memory.updated_at,
+    )
 
 
 def _mask(

@@ -26,19 +26,6 @@ class Snippet:
     line_start: int | None = None  # one-based, in the whole file (front matter counted)
     line_end: int | None = None
 
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "field": self.field,
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "matchLocated": self.match_located,
-        }
-        if self.line_start is not None:
-            out["lineStart"] = self.line_start
-            out["lineEnd"] = self.line_end
-        return out
-
 
 def find(text: str, tokens: list[str]) -> int | None:
     """Character index of the first token found in ``text`` (case/diacritic-insensitive)."""

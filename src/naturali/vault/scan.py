@@ -24,9 +24,6 @@ class Issue:
     path: str
     message: str
 
-    def to_dict(self) -> dict[str, str]:
-        return {"path": self.path, "message": self.message}
-
 
 @dataclass(frozen=True)
 class ScannedRecord:

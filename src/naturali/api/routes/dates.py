@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
-from naturali.api.records_schemas import LastSeenResponse, TimelineResponse
+from naturali.contracts.records import LastSeenResult, TimelineResult
 from naturali.service.requests import (
     ChronicleDayRequest,
     ChronicleSinceRequest,
@@ -25,45 +23,45 @@ router = APIRouter(
 )
 
 
-@router.post("/timeline", response_model=TimelineResponse, response_model_exclude_unset=True)
+@router.post("/timeline", response_model=TimelineResult, response_model_exclude_unset=True)
 def knowledge_timeline(
     project_id: str,
     memory_store_id: str,
     body: TimelineRequest,
     user: CurrentUser,
     svc: Service,
-) -> dict[str, Any]:
+) -> TimelineResult:
     """Dated records by entity, kind (exact record.type), timeField, range, order,
     eligibility; includeSources; group "source" for an entity's timeline by source."""
     return svc.dates.timeline(user, project_id, memory_store_id, body)
 
 
-@router.post("/chronicle/day", response_model=TimelineResponse, response_model_exclude_unset=True)
+@router.post("/chronicle/day", response_model=TimelineResult, response_model_exclude_unset=True)
 def knowledge_chronicle_day(
     project_id: str,
     memory_store_id: str,
     body: ChronicleDayRequest,
     user: CurrentUser,
     svc: Service,
-) -> dict[str, Any]:
+) -> TimelineResult:
     """One day, or its Monday–Sunday week, in an IANA time zone (UTC by default)."""
     return svc.dates.chronicle_day(user, project_id, memory_store_id, body)
 
 
-@router.post("/chronicle/since", response_model=TimelineResponse, response_model_exclude_unset=True)
+@router.post("/chronicle/since", response_model=TimelineResult, response_model_exclude_unset=True)
 def knowledge_chronicle_since(
     project_id: str,
     memory_store_id: str,
     body: ChronicleSinceRequest,
     user: CurrentUser,
     svc: Service,
-) -> dict[str, Any]:
+) -> TimelineResult:
     """Occurrence-time range, oldest first (not "recently imported")."""
     return svc.dates.chronicle_since(user, project_id, memory_store_id, body)
 
 
 @router.post(
-    "/chronicle/last_seen", response_model=LastSeenResponse, response_model_exclude_unset=True
+    "/chronicle/last_seen", response_model=LastSeenResult, response_model_exclude_unset=True
 )
 def knowledge_chronicle_last_seen(
     project_id: str,
@@ -71,6 +69,6 @@ def knowledge_chronicle_last_seen(
     body: LastSeenRequest,
     user: CurrentUser,
     svc: Service,
-) -> dict[str, Any]:
+) -> LastSeenResult:
     """Latest dated context for an entity at or before occurredOnOrBefore (default now)."""
     return svc.dates.last_seen(user, project_id, memory_store_id, body)

@@ -12,7 +12,7 @@ from starlette.datastructures import UploadFile
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.api.errors import from_validation
-from naturali.api.schemas import Deleted, DocumentList, DocumentOut
+from naturali.contracts.resources import Deleted, DocumentList, DocumentOut
 from naturali.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 from naturali.service import validation
 from naturali.service.documents import Upload

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
-from naturali.api.schemas import KnowledgeSearchResponse
+from naturali.contracts.resources import KnowledgeSearchResponse
 from naturali.service.requests import SearchRequest
 
 router = APIRouter(prefix="/v1/projects/{project_id}/knowledge", tags=["knowledge"])
@@ -29,6 +29,8 @@ def search_knowledge(project_id: str, body: SearchRequest, user: CurrentUser, sv
     similarity_score.
     """
     results = svc.search.search(user, project_id, body)
-    # The results are built by the service in the documented shape; skip a second validation
-    # pass on this hot path (the response model still documents it in OpenAPI).
-    return JSONResponse({"results": results})
+    # The service built and validated each result model; serialize them once, without a
+    # second validation pass of the whole response on this hot path.
+    return JSONResponse(
+        {"results": [r.model_dump(mode="json", exclude_unset=True) for r in results]}
+    )

@@ -6,7 +6,13 @@ from fastapi import APIRouter
 
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
-from naturali.api.schemas import Deleted, MemoryList, MemoryOut, MemoryStoreList, MemoryStoreOut
+from naturali.contracts.resources import (
+    Deleted,
+    MemoryList,
+    MemoryOut,
+    MemoryStoreList,
+    MemoryStoreOut,
+)
 from naturali.service.requests import (
     MemoryCreate,
     MemoryStoreCreate,

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
-from naturali.api.records_schemas import HistoryResponse, Receipt, ResumeResponse
+from naturali.contracts.records import HistoryResult, Receipt, ResumeResult
 from naturali.service.requests import (
     CorrectRequest,
     ResumeRequest,
@@ -33,7 +31,7 @@ router = APIRouter(
 )
 def knowledge_save(
     project_id: str, memory_store_id: str, body: SaveRequest, user: CurrentUser, svc: Service
-) -> dict[str, Any]:
+) -> Receipt:
     """Create a record, or update one fenced by expectedRevision and expectedHash (409 when
     stale). Returns the publication receipt."""
     return svc.mutations.save(user, project_id, memory_store_id, body)
@@ -47,7 +45,7 @@ def knowledge_save(
 )
 def knowledge_correct(
     project_id: str, memory_store_id: str, body: CorrectRequest, user: CurrentUser, svc: Service
-) -> dict[str, Any]:
+) -> Receipt:
     """Supersede a claim or relationship with a replacement (one receipt for both)."""
     return svc.mutations.correct(user, project_id, memory_store_id, body)
 
@@ -60,20 +58,20 @@ def knowledge_correct(
 )
 def knowledge_withdraw(
     project_id: str, memory_store_id: str, body: WithdrawRequest, user: CurrentUser, svc: Service
-) -> dict[str, Any]:
+) -> Receipt:
     """Withdraw a record with a reason; it leaves every query and stays in history."""
     return svc.mutations.withdraw(user, project_id, memory_store_id, body)
 
 
 @router.post(
     "/resume",
-    response_model=ResumeResponse,
+    response_model=ResumeResult,
     response_model_exclude_unset=True,
     responses=errors.responses(403),
 )
 def knowledge_resume(
     project_id: str, memory_store_id: str, body: ResumeRequest, user: CurrentUser, svc: Service
-) -> dict[str, Any]:
+) -> ResumeResult:
     """Finish interrupted writes and retry pending Git commits."""
     return svc.mutations.resume(user, project_id, memory_store_id)
 
@@ -85,18 +83,18 @@ def knowledge_mutation(
     requestId: str,  # noqa: N803
     user: CurrentUser,
     svc: Service,
-) -> dict[str, Any]:
+) -> Receipt:
     """A mutation's publication receipt (indexed, git.state, git.commit)."""
     return svc.mutations.mutation(user, project_id, memory_store_id, requestId)
 
 
 @router.get(
     "/records/{record_id}/history",
-    response_model=HistoryResponse,
+    response_model=HistoryResult,
     response_model_exclude_unset=True,
 )
 def knowledge_history(
     project_id: str, memory_store_id: str, record_id: str, user: CurrentUser, svc: Service
-) -> dict[str, Any]:
+) -> HistoryResult:
     """A record's revisions with their receipts."""
     return svc.mutations.history(user, project_id, memory_store_id, record_id)

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
-from naturali.api.schemas import MemberList, MemberOut, ProjectList, ProjectOut
+from naturali.contracts.resources import MemberList, MemberOut, ProjectList, ProjectOut
 from naturali.service.requests import MemberRole, ProjectCreate
 
 router = APIRouter(prefix="/v1/projects", tags=["projects"])

@@ -3,17 +3,15 @@ responses are complete hits with index, coverage and freshness."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
-from naturali.api.records_schemas import (
-    GrepResponse,
-    LookupResponse,
-    RecordResponse,
-    RecordsResponse,
+from naturali.contracts.records import (
+    GrepResult,
+    LookupResult,
+    RecordResult,
+    RecordsResult,
 )
 from naturali.service.requests import GrepRequest, LookupRequest, RecordsRequest
 
@@ -26,37 +24,35 @@ router = APIRouter(
 )
 
 
-@router.post("/grep", response_model=GrepResponse, response_model_exclude_unset=True)
+@router.post("/grep", response_model=GrepResult, response_model_exclude_unset=True)
 def knowledge_grep(
     project_id: str, memory_store_id: str, body: GrepRequest, user: CurrentUser, svc: Service
-) -> dict[str, Any]:
+) -> GrepResult:
     """FTS5/BM25 keyword search over title, aliases and body; superseded wording finds the
     current record. Returns hits, total, offset, nextOffset, snapshot, index, coverage and
     freshness."""
     return svc.records.grep(user, project_id, memory_store_id, body)
 
 
-@router.post("/lookup", response_model=LookupResponse, response_model_exclude_unset=True)
+@router.post("/lookup", response_model=LookupResult, response_model_exclude_unset=True)
 def knowledge_lookup(
     project_id: str, memory_store_id: str, body: LookupRequest, user: CurrentUser, svc: Service
-) -> dict[str, Any]:
+) -> LookupResult:
     """Exact id, full title or alias: status found, ambiguous or missing."""
     return svc.records.lookup(user, project_id, memory_store_id, body)
 
 
-@router.post("/records", response_model=RecordsResponse, response_model_exclude_unset=True)
+@router.post("/records", response_model=RecordsResult, response_model_exclude_unset=True)
 def knowledge_records(
     project_id: str, memory_store_id: str, body: RecordsRequest, user: CurrentUser, svc: Service
-) -> dict[str, Any]:
+) -> RecordsResult:
     """The exhaustive inventory of available records, by id, paginated."""
-    return svc.records.records(user, project_id, memory_store_id, body)
+    return svc.records.inventory(user, project_id, memory_store_id, body)
 
 
-@router.get(
-    "/records/{record_id}", response_model=RecordResponse, response_model_exclude_unset=True
-)
+@router.get("/records/{record_id}", response_model=RecordResult, response_model_exclude_unset=True)
 def knowledge_record(
     project_id: str, memory_store_id: str, record_id: str, user: CurrentUser, svc: Service
-) -> dict[str, Any]:
+) -> RecordResult:
     """One record whole, with all its evidence locators."""
     return svc.records.record(user, project_id, memory_store_id, record_id)

@@ -14,6 +14,7 @@ from naturali.model import utcnow
 from naturali.ports.state import (
     GuardRow,
     JournalEntry,
+    MatchMode,
     ProjectionRow,
     ProjectionUnavailable,
     SessionRow,
@@ -55,6 +56,8 @@ _SCOPE = re.compile(r"^[a-z0-9]{1,32}$")
 # BM25 weights: title 8, aliases 6, body 1 (spec: retrieval-and-dates.md).
 MAX_SCOPES = 32
 _WEIGHTS = "8.0, 6.0, 1.0"
+# What a keyword projection was built with: a projection of another fingerprint is rebuilt.
+FINGERPRINT = "keyword-v1:unicode61-remove_diacritics-2:title,aliases,body:8,6,1"
 
 
 @contextmanager
@@ -188,7 +191,6 @@ class SqliteState:
         table: Table,
         wanted: Mapping[str, str],
         load: Callable[[str], ProjectionRow],
-        fingerprint: str,
     ) -> tuple[int, str, int]:
         fts, ids = _names(scope, table)
         with _unavailable(), self.db.write() as conn:
@@ -203,7 +205,7 @@ class SqliteState:
                 ).fetchone()[0]
                 == 2
             )
-            if state is None or state[0] != fingerprint or not exists:
+            if state is None or state[0] != FINGERPRINT or not exists:
                 if state is None:
                     self._evict(conn, keep=scope)
                 self._create(conn, fts, ids)
@@ -233,7 +235,7 @@ class SqliteState:
                 "INSERT INTO keyword_state_v1 VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, tbl) "
                 "DO UPDATE SET fingerprint = excluded.fingerprint, counter = excluded.counter, "
                 "indexed_at = excluded.indexed_at",
-                (scope, table, fingerprint, counter, indexed_at),
+                (scope, table, FINGERPRINT, counter, indexed_at),
             )
             self._rows[(scope, table)] = (counter, current)
             return counter, indexed_at, len(fresh)
@@ -280,10 +282,12 @@ class SqliteState:
             for r in conn.execute(f"SELECT record_id, content_hash, rowid FROM {ids}")
         }
 
-    def match(self, scope: str, table: Table, expression: str) -> list[tuple[str, float]]:
+    def match(
+        self, scope: str, table: Table, tokens: list[str], mode: MatchMode
+    ) -> list[tuple[str, float]]:
         fts, ids = _names(scope, table)
         with _unavailable():
-            return self._match(fts, ids, expression)
+            return self._match(fts, ids, _expression(tokens, mode))
 
     def _match(self, fts: str, ids: str, expression: str) -> list[tuple[str, float]]:
         rows = (
@@ -340,3 +344,11 @@ class SqliteState:
 
     def history(self, record_id: str) -> list[dict[str, Any]]:
         return journal.history(self.db.conn(), record_id)
+
+
+def _expression(tokens: list[str], mode: MatchMode) -> str:
+    """The FTS5 query for word tokens: each token quoted, so user text is never FTS syntax
+    (``OR``, ``NOT``, ``title:`` and quotes are just words or separators)."""
+    if mode == "phrase":
+        return '"' + " ".join(tokens) + '"'
+    return (" OR " if mode == "any" else " AND ").join(f'"{t}"' for t in tokens)

@@ -1,4 +1,5 @@
-"""Response models: what the OpenAPI schema promises and the API returns."""
+"""Result models of the documents-and-memories side (docs/spec/search-api.md): projects,
+members, documents, memory stores, memories and knowledge search results."""
 
 from __future__ import annotations
 
@@ -127,7 +128,7 @@ class DocumentKnowledgeResult(BaseModel):
     content: str | None
     score: float
     similarity_score: float | None = Field(
-        None, description="Raw cosine similarity, 0–1. Present only when query was given."
+        default=None, description="Raw cosine similarity, 0–1. Present only when query was given."
     )
     created_at: str
     updated_at: str
@@ -141,7 +142,7 @@ class MemoryKnowledgeResult(BaseModel):
     content: str
     score: float
     similarity_score: float | None = Field(
-        None, description="Raw cosine similarity, 0–1. Present only when query was given."
+        default=None, description="Raw cosine similarity, 0–1. Present only when query was given."
     )
     created_at: str
     updated_at: str

@@ -1,0 +1,397 @@
+"""The operation catalogue: every knowledge operation declared once — its name, request
+model, result model, required role, where it lives over HTTP, and the service method that
+runs it. The MCP tools and the CLI's ``knowledge`` commands are generated from it; the HTTP
+routes and the SDK are checked against it (tests/test_catalogue.py).
+
+The catalogue covers the records tools of a memory store (retrieval-and-dates.md) and the
+project's knowledge search (search-api.md); the CRUD of projects, members, documents, stores
+and memories is listed in ``RESOURCES`` for the same checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from naturali.contracts import records as results
+from naturali.contracts.resources import KnowledgeSearchResponse
+from naturali.model import User
+from naturali.service import requests as req
+
+if TYPE_CHECKING:  # the CLI loads the catalogue for its commands without the service stack
+    from naturali.service.container import Services
+
+Role = Literal["any", "read", "write", "owner"]  # "any": every signed-in user
+STORE_BASE = "/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Whose data an operation acts on: a project, and for the records tools its store."""
+
+    project_id: str
+    store_id: str
+
+
+Runner = Callable[["Services", User, Target, Any], BaseModel]
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    doc: str  # what the operation does, for agents and for --help
+    request: type[req.Strict]
+    result: type[BaseModel]
+    role: Role
+    method: Literal["GET", "POST"]
+    path: str  # absolute, with {project_id}, {memory_store_id} and maybe one field's slot
+    run: Runner
+    cli: str  # the ``naturali knowledge`` command
+    sdk: str  # the Python SDK method, as ``group.method``
+    path_field: str | None = None  # the request field that fills the path's last slot
+    argument: str | None = None  # the field the CLI takes as its positional argument
+
+    def url(self, target: Target, request: BaseModel) -> str:
+        """The HTTP path for ``target`` (the path slot filled from the request)."""
+        path = self.path.format(
+            project_id=target.project_id,
+            memory_store_id=target.store_id,
+            record_id="{slot}",
+            request_id="{slot}",
+        )
+        if self.path_field is None:
+            return path
+        return path.replace("{slot}", str(getattr(request, self.path_field)))
+
+    def body(self, request: BaseModel) -> dict[str, Any] | None:
+        """The JSON body sent over HTTP: the request's set fields (none for a GET)."""
+        if self.method == "GET":
+            return None
+        return request.model_dump(mode="json", exclude_none=True)
+
+
+def _search(s: Services, u: User, t: Target, r: req.SearchRequest) -> KnowledgeSearchResponse:
+    return KnowledgeSearchResponse(results=s.search.search(u, t.project_id, r))
+
+
+def _store(
+    method: Callable[[Services], Callable[[User, str, str, Any], BaseModel]],
+) -> Runner:
+    """A store operation's runner: the service method called with the request."""
+    return lambda s, u, t, r: method(s)(u, t.project_id, t.store_id, r)
+
+
+def _store_by(
+    method: Callable[[Services], Callable[[User, str, str, str], BaseModel]], field: str
+) -> Runner:
+    """A store operation whose service method takes one field of the request."""
+    return lambda s, u, t, r: method(s)(u, t.project_id, t.store_id, getattr(r, field))
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "knowledge_search",
+        "Semantic + keyword search over the project's documents and memories.",
+        req.SearchRequest,
+        KnowledgeSearchResponse,
+        "read",
+        "POST",
+        "/v1/projects/{project_id}/knowledge/search",
+        _search,
+        cli="search",
+        sdk="knowledge.search",
+        argument="query",
+    ),
+    Operation(
+        "knowledge_grep",
+        (
+            "Keyword search (BM25 over title, aliases, body). Every token must match unless mode is"
+            ' "any"; "phrase" wants them in order. Superseded wording returns the current '
+            'record with "via".'
+        ),
+        req.GrepRequest,
+        results.GrepResult,
+        "read",
+        "POST",
+        STORE_BASE + "/grep",
+        _store(lambda s: s.records.grep),
+        cli="grep",
+        sdk="records.grep",
+        argument="query",
+    ),
+    Operation(
+        "knowledge_lookup",
+        (
+            "Exact id (case-sensitive), full title or alias (never fuzzy): status found, ambiguous "
+            "or missing."
+        ),
+        req.LookupRequest,
+        results.LookupResult,
+        "read",
+        "POST",
+        STORE_BASE + "/lookup",
+        _store(lambda s: s.records.lookup),
+        cli="lookup",
+        sdk="records.lookup",
+        argument="query",
+    ),
+    Operation(
+        "knowledge_records",
+        (
+            "The exhaustive inventory of available records, by id (ranked search never proves an "
+            "inventory complete)."
+        ),
+        req.RecordsRequest,
+        results.RecordsResult,
+        "read",
+        "POST",
+        STORE_BASE + "/records",
+        _store(lambda s: s.records.inventory),
+        cli="records",
+        sdk="records.records",
+    ),
+    Operation(
+        "knowledge_record",
+        "One record whole: front matter, body, revision, sha256 and all evidence.",
+        req.RecordRef,
+        results.RecordResult,
+        "read",
+        "GET",
+        STORE_BASE + "/records/{record_id}",
+        _store_by(lambda s: s.records.record, "id"),
+        cli="record",
+        sdk="records.record",
+        path_field="id",
+        argument="id",
+    ),
+    Operation(
+        "knowledge_timeline",
+        (
+            "Dated records; kind is the exact record.type (decision, event, meeting). group "
+            '"source" with an entity gives one row per dated source.'
+        ),
+        req.TimelineRequest,
+        results.TimelineResult,
+        "read",
+        "POST",
+        STORE_BASE + "/timeline",
+        _store(lambda s: s.dates.timeline),
+        cli="timeline",
+        sdk="records.timeline",
+    ),
+    Operation(
+        "knowledge_chronicle_day",
+        (
+            "One day, or its Monday–Sunday week, in an IANA time zone (UTC by default); kind is the"
+            " exact record.type."
+        ),
+        req.ChronicleDayRequest,
+        results.TimelineResult,
+        "read",
+        "POST",
+        STORE_BASE + "/chronicle/day",
+        _store(lambda s: s.dates.chronicle_day),
+        cli="chronicle-day",
+        sdk="records.chronicle_day",
+        argument="date",
+    ),
+    Operation(
+        "knowledge_chronicle_since",
+        "What happened in an occurrence-time range, oldest first; kind is the exact record.type.",
+        req.ChronicleSinceRequest,
+        results.TimelineResult,
+        "read",
+        "POST",
+        STORE_BASE + "/chronicle/since",
+        _store(lambda s: s.dates.chronicle_since),
+        cli="chronicle-since",
+        sdk="records.chronicle_since",
+        argument="since",
+    ),
+    Operation(
+        "knowledge_chronicle_last_seen",
+        "The latest dated context for an entity at or before a time (default now).",
+        req.LastSeenRequest,
+        results.LastSeenResult,
+        "read",
+        "POST",
+        STORE_BASE + "/chronicle/last_seen",
+        _store(lambda s: s.dates.last_seen),
+        cli="last-seen",
+        sdk="records.last_seen",
+        argument="entity",
+    ),
+    Operation(
+        "knowledge_save",
+        (
+            "Create a record (record: kind, type, title, aliases, tags, body, …), or update one: "
+            "give its id with the expectedRevision and expectedHash you read."
+        ),
+        req.SaveRequest,
+        results.Receipt,
+        "write",
+        "POST",
+        STORE_BASE + "/save",
+        _store(lambda s: s.mutations.save),
+        cli="save",
+        sdk="records.save",
+    ),
+    Operation(
+        "knowledge_correct",
+        "Supersede a claim or relationship with a corrected replacement.",
+        req.CorrectRequest,
+        results.Receipt,
+        "write",
+        "POST",
+        STORE_BASE + "/correct",
+        _store(lambda s: s.mutations.correct),
+        cli="correct",
+        sdk="records.correct",
+        argument="id",
+    ),
+    Operation(
+        "knowledge_withdraw",
+        "Withdraw a record with a reason: it leaves every query and stays in history.",
+        req.WithdrawRequest,
+        results.Receipt,
+        "write",
+        "POST",
+        STORE_BASE + "/withdraw",
+        _store(lambda s: s.mutations.withdraw),
+        cli="withdraw",
+        sdk="records.withdraw",
+        argument="id",
+    ),
+    Operation(
+        "knowledge_resume",
+        "Finish interrupted writes and retry pending Git commits.",
+        req.ResumeRequest,
+        results.ResumeResult,
+        "write",
+        "POST",
+        STORE_BASE + "/resume",
+        lambda s, u, t, r: s.mutations.resume(u, t.project_id, t.store_id),
+        cli="resume",
+        sdk="records.resume",
+    ),
+    Operation(
+        "knowledge_mutation",
+        "A write's publication receipt: indexed, git.state, git.commit.",
+        req.MutationRef,
+        results.Receipt,
+        "read",
+        "GET",
+        STORE_BASE + "/mutations/{request_id}",
+        _store_by(lambda s: s.mutations.mutation, "requestId"),
+        cli="mutation",
+        sdk="records.mutation",
+        path_field="requestId",
+        argument="requestId",
+    ),
+    Operation(
+        "knowledge_history",
+        "A record's revisions with their receipts.",
+        req.RecordRef,
+        results.HistoryResult,
+        "read",
+        "GET",
+        STORE_BASE + "/records/{record_id}/history",
+        _store_by(lambda s: s.mutations.history, "id"),
+        cli="history",
+        sdk="records.history",
+        path_field="id",
+        argument="id",
+    ),
+)
+
+BY_NAME = {op.name: op for op in OPERATIONS}
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A CRUD operation of the documents-and-memories API: its route and its SDK method."""
+
+    name: str
+    method: str
+    path: str
+    role: Role
+    sdk: str
+
+
+_P = "/v1/projects/{project_id}"
+RESOURCES: tuple[Resource, ...] = (
+    Resource("list_projects", "GET", "/v1/projects", "any", "projects.list"),
+    Resource("create_project", "POST", "/v1/projects", "any", "projects.create"),
+    Resource("get_project", "GET", _P, "read", "projects.get"),
+    Resource("list_members", "GET", _P + "/members", "read", "projects.list_members"),
+    Resource("put_member", "PUT", _P + "/members/{user_id}", "owner", "projects.put_member"),
+    Resource(
+        "remove_member", "DELETE", _P + "/members/{user_id}", "owner", "projects.remove_member"
+    ),
+    Resource("create_document", "POST", _P + "/documents", "write", "documents.create"),
+    Resource("list_documents", "GET", _P + "/documents", "read", "documents.list"),
+    Resource("get_document", "GET", _P + "/documents/{document_id}", "read", "documents.get"),
+    Resource(
+        "update_document", "PUT", _P + "/documents/{document_id}", "write", "documents.update"
+    ),
+    Resource(
+        "delete_document", "DELETE", _P + "/documents/{document_id}", "write", "documents.delete"
+    ),
+    Resource("create_store", "POST", _P + "/memory_stores", "write", "memory_stores.create"),
+    Resource("list_stores", "GET", _P + "/memory_stores", "read", "memory_stores.list"),
+    Resource(
+        "get_store", "GET", _P + "/memory_stores/{memory_store_id}", "read", "memory_stores.get"
+    ),
+    Resource(
+        "update_store",
+        "PATCH",
+        _P + "/memory_stores/{memory_store_id}",
+        "write",
+        "memory_stores.update",
+    ),
+    Resource(
+        "delete_store",
+        "DELETE",
+        _P + "/memory_stores/{memory_store_id}",
+        "owner",
+        "memory_stores.delete",
+    ),
+    Resource(
+        "create_memory",
+        "POST",
+        _P + "/memory_stores/{memory_store_id}/memories",
+        "write",
+        "memories.create",
+    ),
+    Resource(
+        "list_memories",
+        "GET",
+        _P + "/memory_stores/{memory_store_id}/memories",
+        "read",
+        "memories.list",
+    ),
+    Resource(
+        "get_memory",
+        "GET",
+        _P + "/memory_stores/{memory_store_id}/memories/{memory_id}",
+        "read",
+        "memories.get",
+    ),
+    Resource(
+        "update_memory",
+        "PATCH",
+        _P + "/memory_stores/{memory_store_id}/memories/{memory_id}",
+        "write",
+        "memories.update",
+    ),
+    Resource(
+        "delete_memory",
+        "DELETE",
+        _P + "/memory_stores/{memory_store_id}/memories/{memory_id}",
+        "write",
+        "memories.delete",
+    ),
+)

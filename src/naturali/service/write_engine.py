@@ -1,0 +1,170 @@
+"""The write engine under every knowledge-record write: journal, atomic files, receipt,
+history and guards, then the vault's Git commit.
+
+Order of a write, under the store's write lock (threads and processes): journal the intent in
+state.sqlite → write each file atomically → record the receipt, history and guards → commit to
+the vault's own Git repository. A failed Git step leaves ``git.state: "pending"`` and never
+rolls the write back; the next write or ``resume`` retries it. An interrupted write is rolled
+forward from the journal by the next write or ``resume``; files are never torn (temp file,
+fsync, rename). What to write is planned elsewhere (``service/mutations.py``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from naturali.errors import Conflict
+from naturali.model import utcnow
+from naturali.ports.state import GuardRow, JournalEntry, PlannedWrite
+from naturali.retrieval.keyword import Filters
+from naturali.service.stores import StoreContext, View
+from naturali.vault.files import atomic_write, remove_temp_files
+from naturali.vault.git import GitError, VaultGit
+
+Plan = tuple[list[PlannedWrite], list[GuardRow]]
+"""The files a write puts in place and the guards it records."""
+
+
+class WriteEngine:
+    """Carries out planned writes durably; idempotent per ``requestId``."""
+
+    def __init__(self, git_binary: str = "git", git_enabled: bool = True) -> None:
+        self._git_binary = git_binary
+        self._git_enabled = git_enabled
+
+    def write(
+        self,
+        ctx: StoreContext,
+        request_id: str,
+        operation: str,
+        args: dict[str, Any],
+        plan: Callable[[View], Plan],
+    ) -> dict[str, Any]:
+        """Plan against the current view and write, or return the receipt of the earlier
+        write with this ``request_id`` (the same arguments only)."""
+        args_hash = hashlib.sha256(
+            json.dumps(args, sort_keys=True, default=str).encode()
+        ).hexdigest()
+        with store_lock(ctx):
+            self._recover(ctx)
+            existing = ctx.state.journal_get(request_id)
+            if existing is not None:
+                if existing.args_hash != args_hash or existing.operation != operation:
+                    raise Conflict(
+                        f"requestId {request_id!r} was used with other arguments",
+                        code="request_id_reused",
+                        param="requestId",
+                    )
+                assert existing.receipt is not None
+                return self.with_indexed(ctx, existing.receipt)
+            writes, guards = plan(ctx.view())
+            entry = JournalEntry(
+                request_id,
+                operation,
+                args_hash,
+                tuple(writes),
+                tuple(guards),
+                "journaled",
+                None,
+                utcnow(),
+            )
+            ctx.state.journal_begin(entry)
+            ctx.note_write()
+            receipt = self._apply(ctx, entry)
+            self._commit(ctx, [request_id])
+        final = ctx.state.journal_get(request_id)
+        return self.with_indexed(ctx, final.receipt if final and final.receipt else receipt)
+
+    def _apply(self, ctx: StoreContext, entry: JournalEntry) -> dict[str, Any]:
+        vault = ctx.store_dir / "vault"
+        for write in entry.writes:
+            atomic_write(vault / write.path, write.content.encode("utf-8"))
+        receipt = {
+            "requestId": entry.request_id,
+            "operation": entry.operation,
+            "at": utcnow(),
+            "records": [
+                {
+                    "id": w.record_id,
+                    "revision": w.revision,
+                    "path": w.path,
+                    "sha256": w.sha256,
+                    "lifecycle": w.lifecycle,
+                }
+                for w in entry.writes
+            ],
+            "git": {"state": "pending", "commit": None},
+        }
+        ctx.state.journal_record(entry.request_id, receipt)
+        return receipt
+
+    def resume(self, ctx: StoreContext) -> tuple[list[str], list[str]]:
+        """Finish interrupted writes and retry pending commits: (completed, still pending)."""
+        with store_lock(ctx):
+            finished = self._recover(ctx)
+            return finished, ctx.state.journal_git_pending()
+
+    def _commit(self, ctx: StoreContext, request_ids: list[str]) -> None:
+        """Commit the record files these mutations and any earlier pending ones wrote, and
+        nothing else (no temp file, no file edited by other means), in one commit."""
+        earlier = [r for r in ctx.state.journal_git_pending() if r not in request_ids]
+        pending = earlier + request_ids
+        paths = sorted(
+            {w.path for r in pending if (e := ctx.state.journal_get(r)) for w in e.writes}
+        )
+        if not self._git_enabled:
+            ctx.state.journal_set_git(pending, {"state": "disabled", "commit": None})
+            return
+        git = VaultGit(ctx.store_dir / "vault", self._git_binary)
+        try:
+            commit = (
+                git.commit(
+                    f"naturali: {', '.join(pending[:5])}" + (" …" if len(pending) > 5 else ""),
+                    paths,
+                )
+                or git.head()
+            )
+        except GitError as exc:
+            ctx.state.journal_set_git(
+                pending, {"state": "pending", "commit": None, "error": str(exc)[:300]}
+            )
+            return
+        ctx.state.journal_set_git(pending, {"state": "committed", "commit": commit})
+
+    def _recover(self, ctx: StoreContext) -> list[str]:
+        """Roll forward writes a crash interrupted (the journal holds their full content),
+        then retry pending Git commits."""
+        finished = []
+        incomplete = ctx.state.journal_incomplete()
+        if incomplete:
+            # A temp file can only be left by a write whose entry is still incomplete; the
+            # store lock is held, so no live writer owns one.
+            remove_temp_files(ctx.store_dir / "vault")
+        for entry in incomplete:
+            self._apply(ctx, entry)
+            finished.append(entry.request_id)
+        if finished or ctx.state.journal_git_pending():
+            self._commit(ctx, finished)
+        return finished
+
+    def with_indexed(self, ctx: StoreContext, receipt: dict[str, Any]) -> dict[str, Any]:
+        """``indexed`` is false until a search has projected this mutation's files."""
+        version = ctx.state.projection_version(Filters().scope(), "searched")
+        return {**receipt, "indexed": version is not None and version[1] >= receipt["at"]}
+
+
+@contextmanager
+def store_lock(ctx: StoreContext) -> Iterator[None]:
+    """One writer per store across threads and processes (flock on its own descriptor)."""
+    path = ctx.store_dir / "write.lock"
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
