@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from pathlib import Path
 from typing import Any
@@ -116,8 +117,25 @@ class Projects(_Resource):
     def create(self, *, name: str) -> Project:
         return Project.model_validate(self._call("POST", "/v1/projects", json={"name": name}))
 
-    def list(self) -> list[Project]:
+    def list(self) -> builtins.list[Project]:
         return [Project.model_validate(p) for p in self._call("GET", "/v1/projects")["data"]]
+
+    def get(self, *, project_id: str) -> Project:
+        return Project.model_validate(self._call("GET", f"/v1/projects/{project_id}"))
+
+    def list_members(self, *, project_id: str) -> builtins.list[dict[str, Any]]:
+        members: list[dict[str, Any]] = self._call("GET", f"/v1/projects/{project_id}/members")[
+            "data"
+        ]
+        return members
+
+    def put_member(self, *, project_id: str, user_id: str, role: str) -> dict[str, Any]:
+        url = f"/v1/projects/{project_id}/members/{user_id}"
+        member: dict[str, Any] = self._call("PUT", url, json={"role": role})
+        return member
+
+    def remove_member(self, *, project_id: str, user_id: str) -> None:
+        self._call("DELETE", f"/v1/projects/{project_id}/members/{user_id}")
 
 
 class Documents(_Resource):
@@ -182,7 +200,7 @@ class Documents(_Resource):
             self._call("GET", f"/v1/projects/{project_id}/documents/{document_id}")
         )
 
-    def list(self, *, project_id: str, path_prefix: str | None = None) -> list[Document]:
+    def list(self, *, project_id: str, path_prefix: str | None = None) -> builtins.list[Document]:
         out: list[Document] = []
         cursor: str | None = None
         while True:
@@ -219,6 +237,55 @@ class MemoryStores(_Resource):
         url = f"/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories"
         return Memory.model_validate(self._call("POST", url, json=body))
 
+    def list(self, *, project_id: str) -> builtins.list[MemoryStore]:
+        data = self._call("GET", f"/v1/projects/{project_id}/memory_stores")["data"]
+        return [MemoryStore.model_validate(m) for m in data]
+
+    def get(self, *, project_id: str, memory_store_id: str) -> MemoryStore:
+        url = f"/v1/projects/{project_id}/memory_stores/{memory_store_id}"
+        return MemoryStore.model_validate(self._call("GET", url))
+
+    def update(
+        self,
+        *,
+        project_id: str,
+        memory_store_id: str,
+        name: str | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> MemoryStore:
+        url = f"/v1/projects/{project_id}/memory_stores/{memory_store_id}"
+        body = _clean({"name": name, "tags": tags})
+        return MemoryStore.model_validate(self._call("PATCH", url, json=body))
+
+    def delete(self, *, project_id: str, memory_store_id: str) -> None:
+        self._call("DELETE", f"/v1/projects/{project_id}/memory_stores/{memory_store_id}")
+
+    def list_memories(self, *, project_id: str, memory_store_id: str) -> builtins.list[Memory]:
+        url = f"/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories"
+        return [Memory.model_validate(m) for m in self._call("GET", url)["data"]]
+
+    def get_memory(self, *, project_id: str, memory_store_id: str, memory_id: str) -> Memory:
+        url = f"/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories/{memory_id}"
+        return Memory.model_validate(self._call("GET", url))
+
+    def update_memory(
+        self,
+        *,
+        project_id: str,
+        memory_store_id: str,
+        memory_id: str,
+        content: str | None = None,
+        tags: dict[str, str] | None = None,
+        title: str | None = None,
+    ) -> Memory:
+        url = f"/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories/{memory_id}"
+        body = _clean({"content": content, "tags": tags, "title": title})
+        return Memory.model_validate(self._call("PATCH", url, json=body))
+
+    def delete_memory(self, *, project_id: str, memory_store_id: str, memory_id: str) -> None:
+        url = f"/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories/{memory_id}"
+        self._call("DELETE", url)
+
 
 class Records(_Resource):
     """The records tools of one memory store (complete responses, as the HTTP API returns)."""
@@ -249,9 +316,49 @@ class Records(_Resource):
         url = self._url(project_id, memory_store_id) + f"/chronicle/{which}"
         return self._call("POST", url, json=_clean(params))
 
+    def chronicle_day(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
+        return self.chronicle(
+            "day", project_id=project_id, memory_store_id=memory_store_id, **params
+        )
+
+    def chronicle_since(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
+        return self.chronicle(
+            "since", project_id=project_id, memory_store_id=memory_store_id, **params
+        )
+
+    def last_seen(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
+        return self.chronicle(
+            "last_seen", project_id=project_id, memory_store_id=memory_store_id, **params
+        )
+
     def record(self, *, project_id: str, memory_store_id: str, record_id: str) -> Any:
         url = self._url(project_id, memory_store_id) + f"/records/{record_id}"
         return self._call("GET", url)
+
+    def history(self, *, project_id: str, memory_store_id: str, record_id: str) -> Any:
+        url = self._url(project_id, memory_store_id) + f"/records/{record_id}/history"
+        return self._call("GET", url)
+
+    def mutation(self, *, project_id: str, memory_store_id: str, request_id: str) -> Any:
+        url = self._url(project_id, memory_store_id) + f"/mutations/{request_id}"
+        return self._call("GET", url)
+
+    def save(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
+        """knowledge_save with the spec's parameters (requestId, record, id, expectedRevision,
+        expectedHash)."""
+        url = self._url(project_id, memory_store_id) + "/save"
+        return self._call("POST", url, json=_clean(params))
+
+    def correct(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
+        url = self._url(project_id, memory_store_id) + "/correct"
+        return self._call("POST", url, json=_clean(params))
+
+    def withdraw(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
+        url = self._url(project_id, memory_store_id) + "/withdraw"
+        return self._call("POST", url, json=_clean(params))
+
+    def resume(self, *, project_id: str, memory_store_id: str) -> Any:
+        return self._call("POST", self._url(project_id, memory_store_id) + "/resume", json={})
 
 
 class Client:

@@ -60,7 +60,7 @@ class Operation:
             project_id=target.project_id,
             memory_store_id=target.store_id,
             record_id="{slot}",
-            request_id="{slot}",
+            requestId="{slot}",
         )
         if self.path_field is None:
             return path
@@ -102,8 +102,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "/v1/projects/{project_id}/knowledge/search",
         _search,
         cli="search",
-        sdk="knowledge.search",
-        argument="query",
+        sdk="knowledge.search_knowledge",
     ),
     Operation(
         "knowledge_grep",
@@ -284,7 +283,7 @@ OPERATIONS: tuple[Operation, ...] = (
         results.Receipt,
         "read",
         "GET",
-        STORE_BASE + "/mutations/{request_id}",
+        STORE_BASE + "/mutations/{requestId}",
         _store_by(lambda s: s.mutations.mutation, "requestId"),
         cli="mutation",
         sdk="records.mutation",
@@ -331,11 +330,11 @@ RESOURCES: tuple[Resource, ...] = (
     Resource(
         "remove_member", "DELETE", _P + "/members/{user_id}", "owner", "projects.remove_member"
     ),
-    Resource("create_document", "POST", _P + "/documents", "write", "documents.create"),
+    Resource("create_document", "POST", _P + "/documents", "write", "documents.create_text"),
     Resource("list_documents", "GET", _P + "/documents", "read", "documents.list"),
     Resource("get_document", "GET", _P + "/documents/{document_id}", "read", "documents.get"),
     Resource(
-        "update_document", "PUT", _P + "/documents/{document_id}", "write", "documents.update"
+        "update_document", "PUT", _P + "/documents/{document_id}", "write", "documents.replace"
     ),
     Resource(
         "delete_document", "DELETE", _P + "/documents/{document_id}", "write", "documents.delete"
@@ -364,34 +363,34 @@ RESOURCES: tuple[Resource, ...] = (
         "POST",
         _P + "/memory_stores/{memory_store_id}/memories",
         "write",
-        "memories.create",
+        "memory_stores.create_memory",
     ),
     Resource(
         "list_memories",
         "GET",
         _P + "/memory_stores/{memory_store_id}/memories",
         "read",
-        "memories.list",
+        "memory_stores.list_memories",
     ),
     Resource(
         "get_memory",
         "GET",
         _P + "/memory_stores/{memory_store_id}/memories/{memory_id}",
         "read",
-        "memories.get",
+        "memory_stores.get_memory",
     ),
     Resource(
         "update_memory",
         "PATCH",
         _P + "/memory_stores/{memory_store_id}/memories/{memory_id}",
         "write",
-        "memories.update",
+        "memory_stores.update_memory",
     ),
     Resource(
         "delete_memory",
         "DELETE",
         _P + "/memory_stores/{memory_store_id}/memories/{memory_id}",
         "write",
-        "memories.delete",
+        "memory_stores.delete_memory",
     ),
 )

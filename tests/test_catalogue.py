@@ -1,0 +1,344 @@
+"""The operation catalogue is the one definition: every operation is an HTTP route with its
+request and result models, an MCP tool (over stdio) and a CLI command taking every parameter,
+and an SDK method — each reached here with every parameter of its request model."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from typer.testing import CliRunner
+
+from conftest import Api, StoreVault
+from naturali.cli.knowledge import option_name
+from naturali.cli.main import app
+from naturali.client import Client
+from naturali.service.operations import OPERATIONS, RESOURCES, Operation, Target
+from test_authz_matrix import OPERATIONS as AUTHZ
+
+Call = Callable[[str, dict[str, Any]], dict[str, Any]]
+BY_NAME = {op.name: op for op in OPERATIONS}
+
+
+@pytest.fixture
+def world(api: Api) -> Iterator[StoreVault]:
+    vault = StoreVault(api)
+    vault.write(
+        "clm_refund",
+        "Refunds take five days.",
+        title="Refund time",
+        tags=["billing"],
+        occurred_at="2026-03-03",
+        entities=["per_ann"],
+    )
+    vault.write("per_ann", "Ann runs support.", kind="page", type="person", title="Ann")
+    api.post(
+        f"/v1/projects/{vault.project}/memory_stores/{vault.store}/memories",
+        json={"content": "green tea"},
+    )
+    yield vault
+
+
+def _script(call: Call, tag: str, project: str, store: str) -> set[tuple[str, str]]:
+    """Every operation with every parameter (over as many calls as the rules allow); returns
+    the (operation, parameter) pairs sent."""
+    sent: set[tuple[str, str]] = set()
+
+    def run(name: str, **params: Any) -> dict[str, Any]:
+        op = BY_NAME[name]
+        if "snapshot" in op.request.model_fields:
+            params["snapshot"] = call(name, dict(params))["snapshot"]
+        sent.update((name, p) for p in params)
+        return call(name, params)
+
+    filters = {"kind": "claim", "type": "fact", "tag": "billing"}
+    window = {"since": "2026-01-01", "until": "2026-12-31"}
+    grep = run(
+        "knowledge_grep",
+        query="refunds",
+        mode="any",
+        lifecycle="active",
+        limit=5,
+        offset=0,
+        timeField="occurred_at",
+        **filters,
+        **window,
+    )
+    assert grep["hits"][0]["id"] == "clm_refund"
+    assert (
+        run("knowledge_lookup", query="Refund time", lifecycle="all", **filters)["status"]
+        == "found"
+    )
+    run("knowledge_records", lifecycle="all", limit=10, offset=0, **filters)
+    run("knowledge_record", id="clm_refund")
+    timeline = run(
+        "knowledge_timeline",
+        entity="per_ann",
+        kind="fact",
+        timeField="occurred_at",
+        order="desc",
+        eligibility="include_inactive",
+        includeSources=True,
+        limit=10,
+        offset=0,
+        **window,
+    )
+    assert [r["id"] for r in timeline["rows"]] == ["clm_refund"]
+    run("knowledge_timeline", entity="per_ann", group="source")
+    day = run(
+        "knowledge_chronicle_day",
+        date="2026-03-03",
+        week=True,
+        timeZone="Europe/Berlin",
+        kind="fact",
+        limit=10,
+        offset=0,
+    )
+    assert [r["id"] for r in day["rows"]] == ["clm_refund"]
+    run("knowledge_chronicle_since", entity="per_ann", kind="fact", limit=10, offset=0, **window)
+    seen = run("knowledge_chronicle_last_seen", entity="per_ann", occurredOnOrBefore="2026-12-31")
+    assert seen["lastSeen"]["id"] == "clm_refund"
+    record = {
+        "kind": "claim",
+        "type": "fact",
+        "title": f"Shipping {tag}",
+        "body": "Ships in 2 days.",
+    }
+    created = run("knowledge_save", requestId=f"{tag}-1", id=f"clm_ship_{tag}", record=record)
+    first = created["records"][0]
+    updated = run(
+        "knowledge_save",
+        requestId=f"{tag}-2",
+        id=first["id"],
+        expectedRevision=1,
+        expectedHash=first["sha256"],
+        record={"body": "Ships in 3 days."},
+    )["records"][0]
+    corrected = run(
+        "knowledge_correct",
+        requestId=f"{tag}-3",
+        id=updated["id"],
+        expectedRevision=2,
+        expectedHash=updated["sha256"],
+        replacement={"title": f"Shipping {tag}", "body": "Ships in 4 days."},
+        reason="carrier changed",
+    )["records"][0]
+    run(
+        "knowledge_withdraw",
+        requestId=f"{tag}-4",
+        id=corrected["id"],
+        reason="obsolete",
+        expectedRevision=1,
+        expectedHash=corrected["sha256"],
+    )
+    assert run("knowledge_mutation", requestId=f"{tag}-1")["requestId"] == f"{tag}-1"
+    assert len(run("knowledge_history", id=first["id"])["revisions"]) == 3
+    run("knowledge_resume")
+    found = run(
+        "knowledge_search",
+        query="green tea",
+        min_similarity=0.0,
+        limit=5,
+        include_documents=True,
+        include_memories=True,
+        document_paths=["/"],
+        document_ids=["doc_none"],
+        memory_store_ids=[store],
+        tags={"team": "none"},
+    )
+    assert found["results"] == []  # every filter applied: the tag matches nothing
+    return sent
+
+
+def _every_parameter(sent: set[tuple[str, str]]) -> None:
+    for op in OPERATIONS:
+        assert {p for name, p in sent if name == op.name} == set(op.request.model_fields), op.name
+
+
+def _sdk(api: Api) -> Client:
+    """The SDK over the in-process app: its resources share the test's HTTP client."""
+    client = Client(base_url="http://testserver", token=api.token)
+    client.close()
+    api.http.headers["Authorization"] = f"Bearer {api.token}"
+    for resource in ("knowledge", "projects", "documents", "memory_stores", "records"):
+        getattr(client, resource)._http = api.http
+    client._http = api.http
+    return client
+
+
+def test_every_operation_is_a_route_with_its_request_and_result_models(api: Api) -> None:
+    schema = api.http.get("/openapi.json").json()
+    for op in OPERATIONS:
+        route = schema["paths"][op.path][op.method.lower()]
+        result = route["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+        assert result.endswith("/" + op.result.__name__), op.name
+        if op.method == "POST":
+            body = route["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+            assert body.endswith("/" + op.request.__name__), op.name
+        else:
+            slots = {p["name"] for p in route["parameters"] if p["in"] == "path"}
+            assert slots >= {"project_id", "memory_store_id"} and len(slots) == 3, op.name
+    for resource in RESOURCES:
+        assert resource.method.lower() in schema["paths"][resource.path], resource.name
+
+
+def test_the_catalogue_says_who_may_call_each_operation() -> None:
+    roles = {(m, p): role for (m, p), (role, _) in AUTHZ.items()}
+    declared = {(op.method.lower(), op.path): op.role for op in OPERATIONS}
+    declared |= {(r.method.lower(), r.path): r.role for r in RESOURCES}
+    assert declared == roles  # every route is declared, with the role the matrix enforces
+
+
+def test_every_operation_with_every_parameter_over_http(world: StoreVault) -> None:
+    api = world.api
+
+    def call(name: str, params: dict[str, Any]) -> dict[str, Any]:
+        op = BY_NAME[name]
+        request = op.request.model_validate(params)
+        target = _target(world)
+        body = op.body(request)
+        url = op.url(target, request)
+        r = api.http.request(op.method, url, json=body, headers=api.headers())
+        assert r.status_code == 200, (name, r.text)
+        return dict(r.json())
+
+    _every_parameter(_script(call, "http", world.project, world.store))
+
+
+def test_every_operation_is_in_the_sdk_and_takes_every_parameter(world: StoreVault) -> None:
+    client = _sdk(world.api)
+    for resource in RESOURCES:
+        group, method = resource.sdk.split(".")
+        assert callable(getattr(getattr(client, group), method)), resource.sdk
+    slots = {"id": "record_id", "requestId": "request_id"}
+
+    def call(name: str, params: dict[str, Any]) -> dict[str, Any]:
+        op = BY_NAME[name]
+        group, method = op.sdk.split(".")
+        where = {"project_id": world.project}
+        if op.name != "knowledge_search":
+            where["memory_store_id"] = world.store
+        if op.path_field is not None:
+            params = {slots[op.path_field]: params[op.path_field]}
+        response = getattr(getattr(client, group), method)(**where, **params)
+        return response.model_dump() if hasattr(response, "model_dump") else dict(response)
+
+    _every_parameter(_script(call, "sdk", world.project, world.store))
+
+
+def test_every_operation_with_every_parameter_in_the_cli(
+    world: StoreVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = _sdk(world.api)
+    monkeypatch.setattr("naturali.cli.knowledge.client", lambda base_url, token: _Kept(client))
+    monkeypatch.setattr("naturali.cli.search.client", lambda base_url, token: _Kept(client))
+    runner = CliRunner()
+
+    def call(name: str, params: dict[str, Any]) -> dict[str, Any]:
+        op = BY_NAME[name]
+        args = ["search-knowledge"] if op.cli == "search" else ["knowledge", op.cli]
+        args += _cli_args(op, params)
+        args += ["--project-id", world.project, "--json"]
+        if op.cli != "search":
+            args += ["--store-id", world.store]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, (args, result.output)
+        return dict(json.loads(result.stdout))
+
+    _every_parameter(_script(call, "cli", world.project, world.store))
+
+
+def test_every_operation_with_every_parameter_over_mcp_stdio(world: StoreVault) -> None:
+    world.api.naturali.indexer.idle(30)
+    data_dir = world.api.naturali.settings.data_dir
+    sent, tools = anyio.run(_over_stdio, data_dir, world.project, world.store)
+    _every_parameter(sent)
+    for op in OPERATIONS:
+        schema = tools[op.name].input_schema
+        assert set(schema["properties"]) == set(op.request.model_fields), op.name
+        required = {n for n, f in op.request.model_fields.items() if f.is_required()}
+        assert set(schema.get("required", [])) == required, op.name
+
+
+async def _over_stdio(data_dir: Path, project: str, store: str) -> tuple[set[Any], dict[str, Any]]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "naturali.cli.main",
+            "mcp",
+            "--project",
+            project,
+            "--store",
+            store,
+            "--data-dir",
+            str(data_dir),
+        ],
+        env={k: v for k, v in os.environ.items() if not k.startswith("NATURALI_")},
+    )
+    async with stdio_client(params) as (read, writer), ClientSession(read, writer) as session:
+        await session.initialize()
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+
+        async def answer(name: str, params: dict[str, Any]) -> dict[str, Any]:
+            result = await session.call_tool(name, params)
+            text = result.content[0].text if result.content else "{}"  # type: ignore[union-attr]
+            assert not result.is_error, (name, text)
+            return dict(json.loads(text))
+
+        sent = await _script_async(answer, project, store)
+    return sent, tools
+
+
+async def _script_async(
+    answer: Callable[[str, dict[str, Any]], Any], project: str, store: str
+) -> set[tuple[str, str]]:
+    """Runs ``_script`` in a worker thread, each call answered on the event loop."""
+
+    def call(name: str, params: dict[str, Any]) -> dict[str, Any]:
+        return dict(anyio.from_thread.run(answer, name, params))
+
+    return await anyio.to_thread.run_sync(_script, call, "mcp", project, store)
+
+
+def _cli_args(op: Operation, params: dict[str, Any]) -> list[str]:
+    args: list[str] = []
+    for name, value in params.items():
+        if name == op.argument:
+            args.insert(0, str(value))
+        elif op.cli == "search" and name == "tags":
+            args += [x for k, v in value.items() for x in ("--tags", f"{k}={v}")]
+        elif isinstance(value, bool):
+            args.append(option_name(name) if value else "--no-" + option_name(name)[2:])
+        elif isinstance(value, list):
+            args += [x for item in value for x in (option_name(name), str(item))]
+        elif isinstance(value, dict):
+            args += [option_name(name), json.dumps(value)]
+        else:
+            args += [option_name(name), str(value)]
+    return args
+
+
+class _Kept:
+    """The test's SDK client as the CLI's ``with client(…)`` block expects it, kept open."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def __enter__(self) -> Client:
+        return self._client
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _target(world: StoreVault) -> Target:
+    return Target(world.project, world.store)
