@@ -21,7 +21,7 @@ def embeddings_server(embedder: OnnxEmbedder) -> Iterator[str]:
     seen: list[dict[str, object]] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append({"auth": self.headers.get("Authorization"), **body})
             vectors = embedder.embed(body["input"])

@@ -75,7 +75,11 @@ def search_knowledge(
                 response = api.knowledge.search_knowledge(project_id=project_id, **body)
     if as_json:
         print_json(response.model_dump(mode="json", exclude_unset=True))
-        return
+    else:
+        _table(response)
+
+
+def _table(response: KnowledgeSearchResponse) -> None:
     if not response.results:
         typer.echo("no results")
         return

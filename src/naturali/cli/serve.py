@@ -18,6 +18,7 @@ def serve(
     demo: Annotated[bool, typer.Option(help="Create the demo project from shipped docs")] = False,
 ) -> None:
     """Start the HTTP API. On first start, creates the owner user and prints its token once."""
+    # Imported here: the other commands should not pay for loading the server's stack.
     import uvicorn
 
     from naturali.api.app import create_app

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+from naturali.embed.http import HttpEmbedder
+from naturali.embed.onnx import OnnxEmbedder
 from naturali.ports.embedder import Embedder
 from naturali.settings import Settings
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    """The configured embedder (``onnx`` by default, or an ``http`` endpoint)."""
     if settings.embedder == "onnx":
-        from naturali.embed.onnx import OnnxEmbedder
-
         return OnnxEmbedder(
             threads=settings.embedder_threads, batch_size=settings.embedder_batch_size
         )
     if settings.embedder == "http":
-        from naturali.embed.http import HttpEmbedder
-
         if not settings.embedder_url or not settings.embedder_model:
             raise ValueError("embedder 'http' needs embedder_url and embedder_model")
         return HttpEmbedder(

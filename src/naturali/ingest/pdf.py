@@ -20,6 +20,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from pypdf import PdfReader, apply_configuration
+from pypdf.errors import LimitReachedError, PyPdfError
+
 # pypdf's decompression limits, per stream and per content stream (its defaults are 75 MB
 # and 300 MB of work: a 70 MB stream took 39 s of CPU on a 2-core machine).
 MAX_STREAM_BYTES = 16 * 1024 * 1024
@@ -81,9 +84,6 @@ def _limit_worker() -> None:
 
 
 def _extract(data: bytes) -> dict[str, Any]:
-    from pypdf import PdfReader, apply_configuration
-    from pypdf.errors import LimitReachedError, PyPdfError
-
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     limits = {
         "maximum_declared_stream_length": MAX_STREAM_BYTES,

@@ -74,7 +74,7 @@ class Mutations:
             text = body if body is not None else current.scanned.record.body
             return [_write(current.scanned.path, Record(front, text))], []
 
-        receipt = self._engine.write(ctx, request.requestId, "save", request.model_dump(), plan)
+        receipt = self._engine.write(ctx, request.requestId, "save", request, plan)
         return self._indexed(project_id, store_id, receipt)
 
     def correct(
@@ -117,7 +117,7 @@ class Mutations:
             )
             return [replacement, superseded], [guard]  # the replacement lands first
 
-        receipt = self._engine.write(ctx, request.requestId, "correct", request.model_dump(), plan)
+        receipt = self._engine.write(ctx, request.requestId, "correct", request, plan)
         return self._indexed(project_id, store_id, receipt)
 
     def withdraw(
@@ -144,7 +144,7 @@ class Mutations:
                 guard
             ]
 
-        receipt = self._engine.write(ctx, request.requestId, "withdraw", request.model_dump(), plan)
+        receipt = self._engine.write(ctx, request.requestId, "withdraw", request, plan)
         return self._indexed(project_id, store_id, receipt)
 
     def resume(self, user: User, project_id: str, store_id: str) -> ResumeResult:
@@ -156,27 +156,24 @@ class Mutations:
     def mutation(self, user: User, project_id: str, store_id: str, request_id: str) -> Receipt:
         """A write's publication receipt: indexed, git.state, git.commit."""
         ctx = self._open(user, project_id, store_id, "read")
-        entry = ctx.state.journal_get(request_id)
-        if entry is None or entry.receipt is None:
+        receipt = self._engine.receipt(ctx, request_id)
+        if receipt is None:
             raise NotFound(
                 f"no mutation with requestId {request_id!r}",
                 code="mutation_not_found",
                 param="requestId",
             )
-        return Receipt.model_validate(self._engine.with_indexed(ctx, entry.receipt))
+        return receipt
 
     def history(self, user: User, project_id: str, store_id: str, record_id: str) -> HistoryResult:
         """A record's revisions with their receipts."""
         ctx = self._open(user, project_id, store_id, "read")
-        revisions = ctx.state.history(record_id)
+        revisions = self._engine.history(ctx, record_id)
         if not revisions:
             raise NotFound(
                 f"no history for record {record_id}", code="record_not_found", param="record_id"
             )
-        for item in revisions:
-            if item["receipt"] is not None:
-                item["receipt"] = self._engine.with_indexed(ctx, item["receipt"])
-        return HistoryResult.model_validate({"id": record_id, "revisions": revisions})
+        return HistoryResult(id=record_id, revisions=revisions)
 
     # planning ----------------------------------------------------------------------------
     def _open(
@@ -191,10 +188,10 @@ class Mutations:
             )
         return self._stores.context(store_id)
 
-    def _indexed(self, project_id: str, store_id: str, receipt: dict[str, Any]) -> Receipt:
+    def _indexed(self, project_id: str, store_id: str, receipt: Receipt) -> Receipt:
         if self.after_write is not None:
             self.after_write(project_id, store_id)
-        return Receipt.model_validate(receipt)
+        return receipt
 
     def _create(
         self,

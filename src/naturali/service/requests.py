@@ -221,7 +221,7 @@ class GrepRequest(RecordFilters, Paged):
     )
     limit: int = Field(20, ge=1, le=50, description="1–50 results (default 20).")
     offset: int = Field(0, ge=0, le=500, description="0–500; follow nextOffset.")
-    timeField: Literal["occurred_at", "recorded_at", "updated_at", "due_at"] = Field(  # noqa: N815
+    timeField: Literal["occurred_at", "recorded_at", "updated_at", "due_at"] = Field(
         "occurred_at", description="The date since/until filter on, applied before ranking."
     )
     since: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
@@ -262,12 +262,12 @@ class TimelineRequest(Paged):
     kind: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = Field(
         None, description="Exact record.type (decision, event, meeting…), not the record kind."
     )
-    timeField: TimeFieldName = "occurred_at"  # noqa: N815 (the spec's name)
+    timeField: TimeFieldName = "occurred_at"
     since: DateText | None = Field(None, description="YYYY-MM-DD or ISO timestamp with zone.")
     until: DateText | None = Field(None, description="Inclusive; a date covers its UTC day.")
     order: Literal["asc", "desc"] = "asc"
     eligibility: Literal["active", "include_inactive"] = "active"
-    includeSources: bool = False  # noqa: N815
+    includeSources: bool = False
     group: Literal["source"] | None = None
     limit: int = Field(50, ge=1, le=200)
     offset: int = Field(0, ge=0, le=10_000)
@@ -279,7 +279,7 @@ class ChronicleDayRequest(Paged):
         None, description="Exact record.type (decision, event, meeting…), not the record kind."
     )
     week: bool = Field(False, description="The Monday–Sunday week of date instead.")
-    timeZone: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "UTC"  # noqa: N815
+    timeZone: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "UTC"
     limit: int = Field(100, ge=1, le=500)
     offset: int = Field(0, ge=0, le=10_000)
 
@@ -297,7 +297,7 @@ class ChronicleSinceRequest(Paged):
 
 class LastSeenRequest(Strict):
     entity: Annotated[str, StringConstraints(min_length=1, max_length=200)]
-    occurredOnOrBefore: DateText | None = None  # noqa: N815
+    occurredOnOrBefore: DateText | None = None
 
 
 RequestId = Annotated[
@@ -310,24 +310,24 @@ Reason = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 class SaveRequest(Strict):
     """knowledge_save: create a record, or update one fenced by its revision and hash."""
 
-    requestId: RequestId = Field(  # noqa: N815
+    requestId: RequestId = Field(
         description="Client id of this mutation; repeating it returns the same receipt."
     )
     record: dict[str, Any] = Field(
         description="Front-matter fields (kind, type, title, aliases, tags, …) and body."
     )
     id: RecordId | None = Field(None, description="The record to update (or to create).")
-    expectedRevision: int | None = Field(default=None, ge=1)  # noqa: N815
-    expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None  # noqa: N815
+    expectedRevision: int | None = Field(default=None, ge=1)
+    expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None
 
 
 class CorrectRequest(Strict):
     """knowledge_correct: supersede a claim or relationship with a replacement."""
 
-    requestId: RequestId  # noqa: N815
+    requestId: RequestId
     id: RecordId
-    expectedRevision: int = Field(ge=1)  # noqa: N815
-    expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]  # noqa: N815
+    expectedRevision: int = Field(ge=1)
+    expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
     replacement: dict[str, Any]
     reason: Reason
 
@@ -336,11 +336,11 @@ class WithdrawRequest(Strict):
     """knowledge_withdraw: take a record out of every query, with a reason (it stays in
     history)."""
 
-    requestId: RequestId  # noqa: N815
+    requestId: RequestId
     id: RecordId
     reason: Reason
-    expectedRevision: int | None = Field(default=None, ge=1)  # noqa: N815
-    expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None  # noqa: N815
+    expectedRevision: int | None = Field(default=None, ge=1)
+    expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None
 
 
 class ResumeRequest(Strict):

@@ -18,6 +18,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pydantic import BaseModel
+
+from naturali.contracts.records import Receipt, Revision
 from naturali.errors import Conflict
 from naturali.model import utcnow
 from naturali.ports.state import GuardRow, JournalEntry, PlannedWrite
@@ -42,13 +45,13 @@ class WriteEngine:
         ctx: StoreContext,
         request_id: str,
         operation: str,
-        args: dict[str, Any],
+        request: BaseModel,
         plan: Callable[[View], Plan],
-    ) -> dict[str, Any]:
+    ) -> Receipt:
         """Plan against the current view and write, or return the receipt of the earlier
         write with this ``request_id`` (the same arguments only)."""
         args_hash = hashlib.sha256(
-            json.dumps(args, sort_keys=True, default=str).encode()
+            json.dumps(request.model_dump(), sort_keys=True, default=str).encode()
         ).hexdigest()
         with store_lock(ctx):
             self._recover(ctx)
@@ -61,7 +64,7 @@ class WriteEngine:
                         param="requestId",
                     )
                 assert existing.receipt is not None
-                return self.with_indexed(ctx, existing.receipt)
+                return self._with_indexed(ctx, existing.receipt)
             writes, guards = plan(ctx.view())
             entry = JournalEntry(
                 request_id,
@@ -78,7 +81,7 @@ class WriteEngine:
             receipt = self._apply(ctx, entry)
             self._commit(ctx, [request_id])
         final = ctx.state.journal_get(request_id)
-        return self.with_indexed(ctx, final.receipt if final and final.receipt else receipt)
+        return self._with_indexed(ctx, final.receipt if final and final.receipt else receipt)
 
     def _apply(self, ctx: StoreContext, entry: JournalEntry) -> dict[str, Any]:
         vault = ctx.store_dir / "vault"
@@ -152,10 +155,28 @@ class WriteEngine:
             self._commit(ctx, finished)
         return finished
 
-    def with_indexed(self, ctx: StoreContext, receipt: dict[str, Any]) -> dict[str, Any]:
-        """``indexed`` is false until a search has projected this mutation's files."""
+    def receipt(self, ctx: StoreContext, request_id: str) -> Receipt | None:
+        """The receipt of the write sent with ``request_id``, if it was recorded."""
+        entry = ctx.state.journal_get(request_id)
+        if entry is None or entry.receipt is None:
+            return None
+        return self._with_indexed(ctx, entry.receipt)
+
+    def history(self, ctx: StoreContext, record_id: str) -> list[Revision]:
+        """A record's revisions, oldest first, each with its write's receipt."""
+        revisions = []
+        for row in ctx.state.history(record_id):
+            receipt = row["receipt"]
+            indexed = self._with_indexed(ctx, receipt) if receipt is not None else None
+            revisions.append(Revision.model_validate({**row, "receipt": indexed}))
+        return revisions
+
+    def _with_indexed(self, ctx: StoreContext, receipt: dict[str, Any]) -> Receipt:
+        """A journaled receipt as the caller sees it: ``indexed`` is false until a search has
+        projected this mutation's files."""
         version = ctx.state.projection_version(Filters().scope(), "searched")
-        return {**receipt, "indexed": version is not None and version[1] >= receipt["at"]}
+        indexed = version is not None and version[1] >= receipt["at"]
+        return Receipt.model_validate({**receipt, "indexed": indexed})
 
 
 @contextmanager

@@ -80,7 +80,7 @@ def knowledge_resume(
 def knowledge_mutation(
     project_id: str,
     memory_store_id: str,
-    requestId: str,  # noqa: N803
+    requestId: str,
     user: CurrentUser,
     svc: Service,
 ) -> Receipt:
