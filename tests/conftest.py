@@ -4,11 +4,13 @@ HTTP client, and helpers to make users with roles."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -16,6 +18,7 @@ from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.service.container import Services
+from naturali.service.operations import OPERATIONS
 from naturali.settings import Settings
 
 
@@ -86,8 +89,27 @@ def make_api(tmp_path: Path, embedder: OnnxEmbedder, **settings: Any) -> Iterato
     token = naturali.bootstrap()
     assert token
     with TestClient(create_app(naturali), raise_server_exceptions=False) as http:
+        http.event_hooks["response"].append(validate_result)
         yield Api(http, naturali, token)
     naturali.close()
+
+
+_ROUTES = [
+    (op.method, re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", op.path) + "$"), op.result)
+    for op in OPERATIONS
+]
+
+
+def validate_result(response: httpx.Response) -> None:
+    """Every 200 of a catalogue operation, in every test, is checked against its result model
+    (extra fields are refused by the models, so an undocumented field fails too)."""
+    if response.status_code != 200:
+        return
+    for method, path, result in _ROUTES:
+        if response.request.method == method and path.match(response.request.url.path):
+            response.read()
+            result.model_validate(response.json())
+            return
 
 
 @pytest.fixture
