@@ -5,11 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any, Literal
 
 Role = Literal["owner", "editor", "viewer"]
 ROLES: tuple[Role, ...] = ("owner", "editor", "viewer")
-SourceType = Literal["document", "memory"]
+
+
+class SourceType(StrEnum):
+    """What a chunk belongs to; the values are the API's ``source_type``."""
+
+    DOCUMENT = "document"
+    MEMORY = "memory"
+
+
 # A memory's tags come from its record's ``key:value`` strings, where a key may repeat: one
 # value is a string, several are a list in file order, so no value is dropped.
 MemoryTags = dict[str, str | list[str]]

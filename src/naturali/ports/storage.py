@@ -1,4 +1,6 @@
-"""The storage port: everything the service layer asks of a catalog backend.
+"""The storage port: what the service layer asks of a catalog backend, one protocol per
+aggregate (users, projects and members, documents, memory stores and memories, chunks);
+``Storage`` is all of them, as one backend provides them.
 
 SQL lives only in the adapters (``storage/sqlite``). A method either completes or raises and
 leaves nothing written; ``save_document_version`` and ``replace_memory`` are single
@@ -41,7 +43,11 @@ class EmbeddedChunk:
 
 
 class DocumentPathTaken(Exception):
-    """A unique name (document path, store name) is already in use."""
+    """Another document of the project has this path."""
+
+
+class NameTaken(Exception):
+    """Another memory store of the project has this name."""
 
 
 class LastOwner(Exception):
@@ -57,19 +63,30 @@ def memory_owner(store_id: str, memory_id: str) -> str:
     return f"{store_id}/{memory_id}"
 
 
-class Storage(Protocol):
-    # users and tokens
+class UserStorage(Protocol):
     def create_user(self, user: User, token_hash: str) -> None: ...
     def add_token(self, user_id: str, token_hash: str) -> None: ...
-    def user_for_token(self, token_hash: str) -> User | None: ...
+    def user_for_token(self, token_hash: str) -> User | None:
+        """The user a token (by its SHA-256) belongs to, or None."""
+        ...
+
     def get_user(self, user_id: str) -> User | None: ...
     def count_users(self) -> int: ...
-    def oldest_user(self) -> User | None: ...
+    def oldest_user(self) -> User | None:
+        """The first user created (the owner a fresh data dir was bootstrapped with)."""
+        ...
 
-    # projects and members
-    def create_project(self, project: Project, owner: Member) -> None: ...
+
+class ProjectStorage(Protocol):
+    def create_project(self, project: Project, owner: Member) -> None:
+        """The project and its first owner, in one transaction."""
+        ...
+
     def get_project(self, project_id: str) -> Project | None: ...
-    def list_projects(self, user_id: str) -> list[tuple[Project, Member]]: ...
+    def list_projects(self, user_id: str) -> list[tuple[Project, Member]]:
+        """The projects ``user_id`` is a member of, with the membership."""
+        ...
+
     def get_member(self, project_id: str, user_id: str) -> Member | None: ...
     def list_members(self, project_id: str) -> list[Member]: ...
     def put_member(self, member: Member) -> None:
@@ -80,46 +97,91 @@ class Storage(Protocol):
         """Raises LastOwner, changing nothing, if no owner would be left."""
         ...
 
-    # documents
+
+class DocumentStorage(Protocol):
     def get_document(self, project_id: str, document_id: str) -> Document | None: ...
-    def get_documents(self, project_id: str, ids: Sequence[str]) -> dict[str, Document]: ...
+    def get_document_by_path(self, project_id: str, path: str) -> Document | None:
+        """The document at exactly ``path`` in the project, or None."""
+        ...
+
+    def get_documents(self, project_id: str, ids: Sequence[str]) -> dict[str, Document]:
+        """The documents of ``ids`` that exist in the project, by id."""
+        ...
+
     def list_documents(
         self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
-    ) -> list[Document]: ...
+    ) -> list[Document]:
+        """Documents by path, from after ``after_path``, under ``path_prefix``."""
+        ...
+
     def save_document_version(
         self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
-    ) -> None: ...
-    def delete_document(self, project_id: str, document_id: str) -> None: ...
+    ) -> None:
+        """A new document, or its next version fenced by the previous one (VersionConflict),
+        with its chunks; DocumentPathTaken if another document has the path."""
+        ...
 
-    # memory stores and the memory index (the vault files are the truth)
-    def create_memory_store(self, store: MemoryStore) -> None: ...
+    def delete_document(self, project_id: str, document_id: str) -> None:
+        """The document, its versions and its chunks."""
+        ...
+
+
+class MemoryStorage(Protocol):
+    """Memory stores and the memory index (the vault files are the truth)."""
+
+    def create_memory_store(self, store: MemoryStore) -> None:
+        """NameTaken if another store of the project has the name."""
+        ...
+
     def get_memory_store(self, project_id: str, store_id: str) -> MemoryStore | None: ...
     def list_memory_stores(self, project_id: str) -> list[MemoryStore]: ...
-    def update_memory_store(self, store: MemoryStore) -> None: ...
-    def delete_memory_store(self, project_id: str, store_id: str) -> None: ...
-    def memory_hashes(self, store_id: str) -> dict[str, str]: ...
-    def get_store_memories(
-        self, keys: Sequence[tuple[str, str]]
-    ) -> dict[tuple[str, str], Memory]: ...
+    def update_memory_store(self, store: MemoryStore) -> None:
+        """NameTaken if another store of the project has the new name."""
+        ...
+
+    def delete_memory_store(self, project_id: str, store_id: str) -> None:
+        """The store, its indexed memories and their chunks (not its vault)."""
+        ...
+
+    def memory_hashes(self, store_id: str) -> dict[str, str]:
+        """Indexed memory id → content hash of the file it was indexed from."""
+        ...
+
+    def get_store_memories(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
+        """Indexed memories by (store id, memory id)."""
+        ...
+
     def replace_memory(
-        self,
-        memory: Memory,
-        path: str,
-        chunks: Sequence[EmbeddedChunk],
-        model_id: str,
-    ) -> None: ...
+        self, memory: Memory, path: str, chunks: Sequence[EmbeddedChunk], model_id: str
+    ) -> None:
+        """A memory and its chunks as indexed from the vault file at ``path``, replacing any
+        earlier indexing of it, in one transaction."""
+        ...
+
     def remove_memory(self, store_id: str, memory_id: str) -> None: ...
 
-    # chunks, for the in-memory search index and for fetch mode
+
+class ChunkStorage(Protocol):
+    """Chunks, for the in-memory search index, fetch mode and re-embedding."""
+
     def chunk_changes(
         self, project_id: str, chunk_cursor: int, removal_cursor: int
-    ) -> ChunkChanges: ...
+    ) -> ChunkChanges:
+        """Chunks added and removed in the project since the cursors (see ``retrieval.index``)."""
+        ...
+
     def get_chunks(self, seqs: Sequence[int]) -> dict[int, Chunk]: ...
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
         """Chunks whose vectors another model made (oldest first)."""
         ...
 
     def set_vectors(self, vectors: Sequence[tuple[int, bytes]], model_id: str) -> None: ...
-    def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]: ...
+    def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks of these documents or memories, in order."""
+        ...
+
+
+class Storage(UserStorage, ProjectStorage, DocumentStorage, MemoryStorage, ChunkStorage, Protocol):
+    """Every aggregate of the catalog, as one backend provides them."""
 
     def close(self) -> None: ...

@@ -16,22 +16,52 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from naturali.model import Chunk, tag_pairs
+from naturali.model import Chunk, SourceType, tag_pairs
 from naturali.ports.storage import Storage
 from naturali.retrieval.lexical import LexicalIndex
 
-DOCUMENT, MEMORY = 0, 1
+TagPairs = frozenset[tuple[str, str]]
+_CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}  # the int8 per-row source column
 
 
 @dataclass(frozen=True)
 class OwnerAttrs:
     """What filters look at: a document's path and tags, or a memory's store and tags."""
 
-    source: int
+    source: SourceType
     owner_id: str  # document id, or memory id
     path: str = ""  # documents
     store_id: str = ""  # memories
     tags: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The owners a search may return. Documents: all, or those of ``document_ids``, under a
+    ``path_prefixes`` entry, carrying every ``tags`` pair. Memories: those of an existing
+    store (``store_tags``: store id → the store's own pairs), of ``store_ids`` when given,
+    carrying every ``tags`` pair between the store's pairs and the memory's."""
+
+    documents: bool = True
+    memories: bool = True
+    document_ids: tuple[str, ...] | None = None
+    path_prefixes: tuple[str, ...] = ()
+    store_ids: frozenset[str] | None = None
+    store_tags: dict[str, TagPairs] = field(default_factory=dict)
+    tags: TagPairs = frozenset()
+
+    def accepts(self, attrs: OwnerAttrs) -> bool:
+        if attrs.source == SourceType.DOCUMENT:
+            return (
+                self.documents
+                and (self.document_ids is None or attrs.owner_id in self.document_ids)
+                and (not self.path_prefixes or attrs.path.startswith(self.path_prefixes))
+                and self.tags <= set(attrs.tags)
+            )
+        store = self.store_tags.get(attrs.store_id)
+        if store is None or (self.store_ids is not None and attrs.store_id not in self.store_ids):
+            return False
+        return self.memories and self.tags <= store | set(attrs.tags)
 
 
 @dataclass
@@ -56,9 +86,49 @@ class ProjectIndex:
 
     _owner_sources: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
 
-    def owner_sources(self) -> npt.NDArray[np.int8]:
-        """Source of each owner code (DOCUMENT or MEMORY), for filter-free masks; extended
-        only when owners were added."""
+    def owner_of(self, row: int) -> OwnerAttrs | None:
+        """The document or memory a row's chunk belongs to (None while it is being loaded)."""
+        return self.owner_attrs.get(int(self.owner[row]))
+
+    def select(self, selection: Selection) -> npt.NDArray[np.bool_]:
+        """Live rows whose owner the selection accepts. Filter-free sources take every owner of
+        theirs at once; otherwise each candidate owner is checked once, never each row."""
+        sources = self._sources()
+        allowed = np.zeros(len(self.owner_keys), np.bool_)
+        for source, wanted in (
+            (SourceType.DOCUMENT, selection.documents),
+            (SourceType.MEMORY, selection.memories),
+        ):
+            if wanted:
+                allowed |= self._allowed(selection, source, sources)
+        if allowed.size == 0:
+            return np.zeros(self.n, np.bool_)
+        selected: npt.NDArray[np.bool_] = allowed[self.owner[: self.n]] & self.live_rows
+        return selected
+
+    def _allowed(
+        self, selection: Selection, source: SourceType, sources: npt.NDArray[np.int8]
+    ) -> npt.NDArray[np.bool_]:
+        of_source: npt.NDArray[np.bool_] = sources == _CODE[source]
+        if source == SourceType.DOCUMENT:
+            unfiltered = selection.document_ids is None and not selection.path_prefixes
+        else:
+            unfiltered = selection.store_ids is None
+        if unfiltered and not selection.tags:
+            return of_source
+        if selection.document_ids is not None and source == SourceType.DOCUMENT:
+            codes = [self.owner_code.get(owner_key(source, d)) for d in selection.document_ids]
+            candidates = [c for c in codes if c is not None]
+        else:
+            candidates = [int(c) for c in np.flatnonzero(of_source)]
+        allowed = np.zeros(len(self.owner_keys), np.bool_)
+        for code in candidates:
+            attrs = self.owner_attrs.get(code)
+            allowed[code] = attrs is not None and selection.accepts(attrs)
+        return allowed
+
+    def _sources(self) -> npt.NDArray[np.int8]:
+        """Source code of each owner, extended only when owners were added."""
         known = len(self._owner_sources)
         if known < len(self.owner_keys):
             extra = [0 if k.startswith("d:") else 1 for k in self.owner_keys[known:]]
@@ -108,7 +178,7 @@ class ProjectIndex:
             code = self.owner_code[key] = len(self.owner_keys)
             self.owner_keys.append(key)
         self.alive[row] = True
-        self.source[row] = DOCUMENT if chunk.source_type == "document" else MEMORY
+        self.source[row] = _CODE[chunk.source_type]
         self.owner[row] = code
         self.seqs[row] = chunk.seq
         self.row_of_seq[chunk.seq] = row
@@ -116,8 +186,8 @@ class ProjectIndex:
         self.n += 1
 
 
-def owner_key(source_type: str, owner_id: str) -> str:
-    return ("d:" if source_type == "document" else "m:") + owner_id
+def owner_key(source_type: SourceType, owner_id: str) -> str:
+    return ("d:" if source_type == SourceType.DOCUMENT else "m:") + owner_id
 
 
 class IndexRegistry:
@@ -159,20 +229,23 @@ class IndexRegistry:
 
     def _load_owner_attrs(self, index: ProjectIndex, added: list[Chunk]) -> None:
         """Owners of new chunks: re-read their attributes (a new version may retag them)."""
-        doc_ids = sorted({c.owner_id for c in added if c.source_type == "document"})
+        doc_ids = sorted({c.owner_id for c in added if c.source_type == SourceType.DOCUMENT})
         memory_keys = sorted(
-            {tuple(c.owner_id.split("/", 1)) for c in added if c.source_type == "memory"}
+            {tuple(c.owner_id.split("/", 1)) for c in added if c.source_type == SourceType.MEMORY}
         )
         for doc in self._storage.get_documents(index.project_id, doc_ids).values():
-            code = index.owner_code[owner_key("document", doc.id)]
+            code = index.owner_code[owner_key(SourceType.DOCUMENT, doc.id)]
             index.owner_attrs[code] = OwnerAttrs(
-                DOCUMENT, doc.id, path=doc.path, tags=tuple(sorted(doc.tags.items()))
+                SourceType.DOCUMENT, doc.id, path=doc.path, tags=tuple(sorted(doc.tags.items()))
             )
         keys = [(k[0], k[1]) for k in memory_keys]
         for (store_id, memory_id), memory in self._storage.get_store_memories(keys).items():
-            code = index.owner_code[owner_key("memory", f"{store_id}/{memory_id}")]
+            code = index.owner_code[owner_key(SourceType.MEMORY, f"{store_id}/{memory_id}")]
             index.owner_attrs[code] = OwnerAttrs(
-                MEMORY, memory_id, store_id=store_id, tags=tuple(sorted(tag_pairs(memory.tags)))
+                SourceType.MEMORY,
+                memory_id,
+                store_id=store_id,
+                tags=tuple(sorted(tag_pairs(memory.tags))),
             )
 
     def reset(self) -> None:

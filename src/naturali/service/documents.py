@@ -153,7 +153,7 @@ class Documents:
         filename = _filename(upload.filename or PurePosixPath(path).name)
         content_hash = hashlib.sha256(upload.data).hexdigest()
         extracted = extract(upload.data, filename)
-        if current is None and self._storage_has_path(project_id, path):
+        if current is None and self._storage.get_document_by_path(project_id, path):
             raise Conflict(f"a document already exists at {path}", code="path_taken", param="path")
         now = utcnow()
         keep = current is not None
@@ -225,10 +225,6 @@ class Documents:
                 ) from exc
             out.append(document)
         return out
-
-    def _storage_has_path(self, project_id: str, path: str) -> bool:
-        rows = self._storage.list_documents(project_id, path, None, 5)
-        return any(d.path == path for d in rows)
 
     def _store_file(self, sha256: str, data: bytes) -> None:
         target = self._files / sha256

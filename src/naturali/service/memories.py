@@ -25,7 +25,7 @@ from naturali.ingest.chunk import chunk_pages
 from naturali.ingest.extract import Page
 from naturali.model import Memory, MemoryStore, User, tags_from_strings, utcnow
 from naturali.ports.embedder import Embedder
-from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage
+from naturali.ports.storage import EmbeddedChunk, NameTaken, Storage
 from naturali.retrieval.eligibility import Entry
 from naturali.service import validation
 from naturali.service.auth import Auth
@@ -81,7 +81,7 @@ class Memories:
         )
         try:
             self._storage.create_memory_store(store)
-        except DocumentPathTaken as exc:
+        except NameTaken as exc:
             raise Conflict(
                 f"a memory store named {store.name!r} exists", code="name_taken", param="name"
             ) from exc
@@ -121,7 +121,7 @@ class Memories:
         )
         try:
             self._storage.update_memory_store(updated)
-        except DocumentPathTaken as exc:
+        except NameTaken as exc:
             raise Conflict(
                 f"a memory store named {updated.name!r} exists", code="name_taken", param="name"
             ) from exc

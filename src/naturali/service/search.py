@@ -23,11 +23,11 @@ from naturali.contracts.resources import (
     MemoryKnowledgeResult,
 )
 from naturali.errors import InvalidRequest
-from naturali.model import Chunk, Document, Memory, MemoryStore, User
+from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, User
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import Legs, Ranked, rank
-from naturali.retrieval.index import DOCUMENT, MEMORY, IndexRegistry, OwnerAttrs, ProjectIndex
+from naturali.retrieval.index import IndexRegistry, OwnerAttrs, ProjectIndex, Selection
 from naturali.service.auth import Auth
 from naturali.service.memories import Memories
 from naturali.service.requests import SearchRequest
@@ -121,7 +121,7 @@ class Search:
             else None
         )
         with self._indexes.synced(project_id) as index:
-            mask = _mask(index, request, taking_part, stores)
+            mask = index.select(_selection(request, taking_part, stores))
             if embedding is None or request.query is None:
                 rows = _fetch_order(index, mask, stores, request.limit)
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
@@ -136,10 +136,7 @@ class Search:
                     legs,
                     fuse,
                 )
-            picked = [
-                (r, int(index.seqs[r.row]), index.owner_attrs.get(int(index.owner[r.row])))
-                for r in ranked
-            ]
+            picked = [(r, int(index.seqs[r.row]), index.owner_of(r.row)) for r in ranked]
         return self._results(project_id, picked, stores, with_similarity=embedding is not None)
 
     def _embed_query(self, query: str) -> npt.NDArray[np.float32]:
@@ -155,9 +152,11 @@ class Search:
         with_similarity: bool,
     ) -> list[KnowledgeResult]:
         chunks = self._storage.get_chunks([seq for _, seq, _ in picked])
-        doc_ids = [a.owner_id for _, _, a in picked if a and a.source == DOCUMENT]
+        doc_ids = [a.owner_id for _, _, a in picked if a and a.source == SourceType.DOCUMENT]
         documents = self._storage.get_documents(project_id, doc_ids)
-        memory_keys = [(a.store_id, a.owner_id) for _, _, a in picked if a and a.source == MEMORY]
+        memory_keys = [
+            (a.store_id, a.owner_id) for _, _, a in picked if a and a.source == SourceType.MEMORY
+        ]
         memories = self._storage.get_store_memories(memory_keys)
         results: list[KnowledgeResult] = []
         for ranked, seq, attrs in picked:
@@ -166,9 +165,9 @@ class Search:
                 continue  # removed between the index read and now
             similarity = min(1.0, max(0.0, ranked.similarity)) if with_similarity else None
             result: KnowledgeResult
-            if attrs.source == DOCUMENT and attrs.owner_id in documents:
+            if attrs.source == SourceType.DOCUMENT and attrs.owner_id in documents:
                 result = document_result(documents[attrs.owner_id], chunk, ranked.score)
-            elif attrs.source == MEMORY and (attrs.store_id, attrs.owner_id) in memories:
+            elif attrs.source == SourceType.MEMORY and (attrs.store_id, attrs.owner_id) in memories:
                 memory = memories[(attrs.store_id, attrs.owner_id)]
                 store = stores[memory.memory_store_id]
                 result = memory_result(memory, store, chunk, ranked.score)
@@ -217,70 +216,19 @@ def memory_result(
     )
 
 
-def _mask(
-    index: ProjectIndex,
-    request: SearchRequest,
-    taking_part: Participation,
-    stores: dict[str, MemoryStore],
-) -> npt.NDArray[np.bool_]:
-    """Rows that may be returned: live, of a store that takes part, passing its filters."""
-    sources = index.owner_sources()
-    allowed = np.zeros(len(index.owner_keys), np.bool_)
-    if taking_part.documents:
-        allowed |= _allowed_documents(index, request, sources)
-    if taking_part.memories:
-        allowed |= _allowed_memories(index, request, sources, stores)
-    n = index.n
-    if allowed.size == 0:
-        return np.zeros(n, np.bool_)
-    return allowed[index.owner[:n]] & index.live_rows
-
-
-def _allowed_documents(
-    index: ProjectIndex, request: SearchRequest, sources: npt.NDArray[np.int8]
-) -> npt.NDArray[np.bool_]:
-    if request.document_ids is None and request.document_paths is None and request.tags is None:
-        everything: npt.NDArray[np.bool_] = sources == DOCUMENT
-        return everything
-    allowed = np.zeros(len(index.owner_keys), np.bool_)
-    if request.document_ids is not None:
-        codes = [index.owner_code.get("d:" + d) for d in request.document_ids]
-        candidates = [c for c in codes if c is not None]
-    else:
-        candidates = [int(c) for c in np.flatnonzero(sources == DOCUMENT)]
-    prefixes = tuple(request.document_paths or ())
-    wanted = set((request.tags or {}).items())
-    for code in candidates:
-        attrs = index.owner_attrs.get(code)
-        if attrs is None or (prefixes and not attrs.path.startswith(prefixes)):
-            continue
-        if wanted and not wanted <= set(attrs.tags):
-            continue
-        allowed[code] = True
-    return allowed
-
-
-def _allowed_memories(
-    index: ProjectIndex,
-    request: SearchRequest,
-    sources: npt.NDArray[np.int8],
-    stores: dict[str, MemoryStore],
-) -> npt.NDArray[np.bool_]:
-    if request.memory_store_ids is None and request.tags is None:
-        everything: npt.NDArray[np.bool_] = sources == MEMORY
-        return everything
-    allowed = np.zeros(len(index.owner_keys), np.bool_)
-    store_ids = set(request.memory_store_ids or stores)
-    wanted = set((request.tags or {}).items())
-    for code in np.flatnonzero(sources == MEMORY):
-        attrs = index.owner_attrs.get(int(code))
-        if attrs is None or attrs.store_id not in store_ids or attrs.store_id not in stores:
-            continue
-        # A store's tags count as well as the memory's own: every pair of either.
-        if wanted and not wanted <= set(stores[attrs.store_id].tags.items()) | set(attrs.tags):
-            continue
-        allowed[int(code)] = True
-    return allowed
+def _selection(
+    request: SearchRequest, taking_part: Participation, stores: dict[str, MemoryStore]
+) -> Selection:
+    """What the request's filters and participation let the search return."""
+    return Selection(
+        documents=taking_part.documents,
+        memories=taking_part.memories,
+        document_ids=tuple(request.document_ids) if request.document_ids is not None else None,
+        path_prefixes=tuple(request.document_paths or ()),
+        store_ids=frozenset(request.memory_store_ids) if request.memory_store_ids else None,
+        store_tags={s.id: frozenset(s.tags.items()) for s in stores.values()},
+        tags=frozenset((request.tags or {}).items()),
+    )
 
 
 def _fetch_order(
@@ -293,10 +241,10 @@ def _fetch_order(
     store name, memory id, chunk order. Rows are appended in chunk order, so row breaks ties."""
 
     def key(row: int) -> tuple[Any, ...]:
-        attrs = index.owner_attrs.get(int(index.owner[row]))
+        attrs = index.owner_of(row)
         if attrs is None:
             return (2, "", "", row)
-        if attrs.source == DOCUMENT:
+        if attrs.source == SourceType.DOCUMENT:
             return (0, attrs.path, "", row)
         store = stores.get(attrs.store_id)
         return (1, store.name if store else "", attrs.owner_id, row)

@@ -25,6 +25,7 @@ from naturali.ports.storage import (
     DocumentPathTaken,
     EmbeddedChunk,
     LastOwner,
+    NameTaken,
     VersionConflict,
     memory_owner,
 )
@@ -168,6 +169,12 @@ class SqliteStorage:
         )
         return mapping.document(row) if row else None
 
+    def get_document_by_path(self, project_id: str, path: str) -> Document | None:
+        row = self._one(
+            mapping.DOC_SELECT + " WHERE d.project_id = ? AND d.path = ?", project_id, path
+        )
+        return mapping.document(row) if row else None
+
     def get_documents(self, project_id: str, ids: Sequence[str]) -> dict[str, Document]:
         out: dict[str, Document] = {}
         for batch in _batches(list(ids)):
@@ -225,7 +232,9 @@ class SqliteStorage:
                     d.updated_at,
                 ),
             )
-            self._insert_chunks(conn, d.project_id, "document", d.id, d.version, chunks, model_id)
+            self._insert_chunks(
+                conn, d.project_id, SourceType.DOCUMENT, d.id, d.version, chunks, model_id
+            )
 
     @staticmethod
     def _insert_chunks(
@@ -285,7 +294,7 @@ class SqliteStorage:
                     ),
                 )
             except sqlite3.IntegrityError as exc:
-                raise DocumentPathTaken(store.name) from exc
+                raise NameTaken(store.name) from exc
 
     def get_memory_store(self, project_id: str, store_id: str) -> MemoryStore | None:
         row = self._one(
@@ -307,7 +316,7 @@ class SqliteStorage:
                     (store.name, json.dumps(store.tags), store.updated_at, store.id),
                 )
             except sqlite3.IntegrityError as exc:
-                raise DocumentPathTaken(store.name) from exc
+                raise NameTaken(store.name) from exc
 
     def delete_memory_store(self, project_id: str, store_id: str) -> None:
         with self.db.write() as conn:
@@ -365,7 +374,7 @@ class SqliteStorage:
             self._insert_chunks(
                 conn,
                 m.project_id,
-                "memory",
+                SourceType.MEMORY,
                 memory_owner(m.memory_store_id, m.id),
                 m.revision,
                 chunks,

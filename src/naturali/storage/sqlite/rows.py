@@ -42,7 +42,7 @@ def chunk(row: sqlite3.Row) -> Chunk:
         seq=row["seq"],
         id=row["id"],
         project_id=row["project_id"],
-        source_type=cast(SourceType, row["source_type"]),
+        source_type=SourceType(row["source_type"]),
         owner_id=row["owner_id"],
         version=row["version"],
         ordinal=row["ordinal"],
