@@ -51,17 +51,21 @@ class Entry:
 
 
 def eligible(
-    scan: Scan, guards: dict[str, Guard], ontology: Ontology, reuse: dict[int, Entry] | None = None
+    scan: Scan,
+    guards: dict[str, Guard],
+    ontology: Ontology,
+    reuse: dict[tuple[str, str], Entry] | None = None,
 ) -> dict[str, Entry]:
-    """``reuse`` maps id(ScannedRecord) to the Entry made for it under the same guards and
-    ontology, so a scan where one file changed rebuilds one entry, not all of them."""
+    """``reuse`` maps a file and its content (``ScannedRecord.key``) to the Entry made for it
+    under the same guards and ontology, so a scan where one file changed rebuilds one entry,
+    not all of them."""
     entries: dict[str, Entry] = {}
     for record_id, scanned in scan.records.items():
-        entry = reuse.get(id(scanned)) if reuse is not None else None
-        if entry is None or entry.scanned is not scanned:
+        entry = reuse.get(scanned.key) if reuse is not None else None
+        if entry is None:
             entry = _entry(scanned, guards.get(record_id), ontology)
             if reuse is not None and entry is not None:
-                reuse[id(scanned)] = entry
+                reuse[scanned.key] = entry
         if entry is not None:
             entries[record_id] = entry
     # Drop records whose references are unavailable, until nothing changes; only records

@@ -44,7 +44,6 @@ from naturali.service.requests import (
     TimelineRequest,
 )
 from naturali.service.stores import StoreContext, View
-from naturali.vault.scan import ScannedRecord
 
 BUDGET_BYTES = 24 * 1024
 _READY = IndexState(state="ready", lag=False)
@@ -64,7 +63,7 @@ class Dates:
     def __init__(self, records: Records) -> None:
         self._records = records
         self._reconciled: dict[str, tuple[int, int, int]] = {}
-        self._date_cache: dict[int, tuple[ScannedRecord, dict[str, Interval]]] = {}
+        self._date_cache: dict[str, dict[str, Interval]] = {}
 
     # shared ------------------------------------------------------------------------------------
     def _open(self, user: User, project_id: str, store_id: str) -> tuple[StoreContext, View]:
@@ -94,7 +93,7 @@ class Dates:
 
     def _reconcile(self, ctx: StoreContext, view: View) -> None:
         key = str(ctx.store_dir)
-        marker = (id(view.scan), view.guards_version)
+        marker = (view.scan.generation, view.guards_version)
         cached = self._reconciled.get(key)
         if cached is not None and cached[:2] == marker:
             return
@@ -115,14 +114,13 @@ class Dates:
         self._reconciled[key] = (*marker, counter)
 
     def _dates(self, entry: Entry) -> dict[str, Interval]:
-        """A record's parsed dates, cached per parsed file."""
-        cached = self._date_cache.get(id(entry.scanned))
-        if cached is None or cached[0] is not entry.scanned:
+        """A record's parsed dates, cached per file content."""
+        cached = self._date_cache.get(entry.scanned.sha256)
+        if cached is None:
             if len(self._date_cache) > 200_000:
                 self._date_cache.clear()
-            cached = (entry.scanned, record_dates(entry.kind, entry.front))
-            self._date_cache[id(entry.scanned)] = cached
-        return cached[1]
+            cached = self._date_cache[entry.scanned.sha256] = record_dates(entry.kind, entry.front)
+        return cached
 
     def _dated(self, view: View, entry: Entry) -> dict[str, Interval]:
         """A record's dates; a source-event claim with no occurrence date of its own takes

@@ -238,7 +238,7 @@ class Records:
         key = (str(ctx.store_dir), scope, table)
         stored = ctx.state.projection_version(scope, table)
         cached = self._reconciled.get(key)
-        if stored is not None and cached == (id(view.scan), view.guards_version, stored[0]):
+        if stored is not None and cached == (view.scan.generation, view.guards_version, stored[0]):
             return stored[1]
         wanted = {e.id: e.scanned.sha256 for e in entries}
 
@@ -249,7 +249,7 @@ class Records:
             )
 
         counter, indexed_at, _ = ctx.state.reconcile(scope, table, wanted, load)
-        self._reconciled[key] = (id(view.scan), view.guards_version, counter)
+        self._reconciled[key] = (view.scan.generation, view.guards_version, counter)
         return indexed_at
 
     # knowledge_lookup --------------------------------------------------------------------------

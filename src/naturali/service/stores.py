@@ -17,7 +17,7 @@ from naturali.ports.state import GuardRow, SessionRow, StateFactory, StateStore
 from naturali.retrieval.eligibility import Entry, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
-from naturali.vault.scan import Scan, ScanLimitExceeded, ScannedRecord, VaultScanner
+from naturali.vault.scan import Scan, ScanLimitExceeded, VaultScanner
 
 
 @dataclass
@@ -41,10 +41,10 @@ class StoreContext:
     state: StateStore
     session: SessionRow
     _cache: tuple[int, int, View] | None = None
-    # Entries by id(ScannedRecord), valid for one guards version and ontology.
-    _entries: tuple[int, Ontology | None, dict[int, Entry]] = (-1, None, {})
+    # Entries by ScannedRecord.key, valid for one guards version and ontology.
+    _entries: tuple[int, Ontology | None, dict[tuple[str, str], Entry]] = (-1, None, {})
     _ontology: tuple[float, Ontology] | None = None
-    _retired_seen: dict[int, ScannedRecord] = field(default_factory=dict)
+    _retired_seen: frozenset[tuple[str, str]] = frozenset()
     _unrecorded_writes: int = 0
     _writes_recorded_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -64,7 +64,7 @@ class StoreContext:
             cached = self._cache
             if (
                 cached
-                and cached[0] == id(scan)
+                and cached[0] == scan.generation
                 and cached[1] == version
                 and (cached[2].ontology is ontology)
             ):
@@ -75,9 +75,9 @@ class StoreContext:
             if self._entries[0] != version or self._entries[1] is not ontology:
                 self._entries = (version, ontology, {})
             reuse = self._entries[2]
-            live = {id(r) for r in scan.records.values()}
+            live = {r.key for r in scan.records.values()}
             for stale in reuse.keys() - live:
-                del reuse[stale]  # scanned records that left: their ids may be reused
+                del reuse[stale]  # files that changed or left
             view = View(
                 scan,
                 eligible(scan, guards, ontology, reuse),
@@ -86,7 +86,7 @@ class StoreContext:
                 self.store_dir / "vault",
                 frozenset(guards),
             )
-            self._cache = (id(scan), version, view)
+            self._cache = (scan.generation, version, view)
             return view
 
     def note_write(self) -> None:
@@ -104,7 +104,7 @@ class StoreContext:
         """A withdrawal or supersession written into a file by other means (an editor, a
         ``git pull``) gets the guard the service would have recorded, so an older active copy
         of the record cannot bring it back. Only files not seen retired before are checked."""
-        fresh = [r for r in scan.retired if id(r) not in self._retired_seen]
+        fresh = [r for r in scan.retired if r.key not in self._retired_seen]
         if not fresh:
             return
         existing = {(g.record_id, g.lifecycle) for g in self.state.guards()}
@@ -124,8 +124,7 @@ class StoreContext:
                 )
         if missing:
             self.state.add_guards(missing)
-        # Keyed by the parsed objects themselves (kept alive here), so an id is never reused.
-        self._retired_seen = {id(r): r for r in scan.retired}
+        self._retired_seen = frozenset(r.key for r in scan.retired)
 
     def _load_ontology(self) -> Ontology:
         path = self.store_dir / "ontology.yaml"

@@ -5,6 +5,7 @@ scan in which nothing changed is reused whole (its ``scanned_at`` stays)."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import threading
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from naturali.vault.record import Record, RecordFormatError, normalize, parse
 from naturali.vault.watch import VaultWatch
 
 Stat = tuple[int, int, int]
+_GENERATIONS = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,11 @@ class ScannedRecord:
     id: str = ""
     references: frozenset[str] = frozenset()  # declared dependencies, endpoints, entities
     token: int = 0  # 128 bits of sha256(id, content hash), summed into snapshots
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The file and its content: what anything derived from this record depends on."""
+        return (self.path, self.sha256)
 
     def __post_init__(self) -> None:
         # Computed once per parse: queries read these for every record.
@@ -66,6 +73,9 @@ class Scan:
     # Every file (duplicates included) whose own lifecycle is withdrawn or superseded: such
     # an edit made outside the service still earns its record a guard.
     retired: tuple[ScannedRecord, ...] = ()
+    # Which scan this is: each scan that saw a change has a new, never reused number, so
+    # caches of what was derived from a scan compare generations, never object ids.
+    generation: int = field(default_factory=lambda: next(_GENERATIONS))
 
 
 class ScanLimitExceeded(Exception):
