@@ -23,6 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import DATA, as_upload, corpus, qrels, queries, service  # noqa: E402
+from naturali.retrieval.hybrid import Ranking  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
 
 
@@ -72,10 +73,10 @@ def main() -> None:
     judged = qrels(args.corpus, "test")
     runs: dict[str, list[tuple[float, float]]] = {}
     variants: dict[str, dict[str, Any]] = {
-        "lexical (BM25, stemmed)": {"legs": "lexical"},
-        "vector (MiniLM cosine)": {"legs": "vector"},
-        "hybrid, RRF (baseline)": {"legs": "hybrid", "fuse": "rrf"},
-        "hybrid, naturali": {"legs": "hybrid", "fuse": "blend"},
+        "lexical (BM25, stemmed)": {"ranking": Ranking(signals="lexical")},
+        "vector (MiniLM cosine)": {"ranking": Ranking(signals="vector")},
+        "hybrid, RRF (baseline)": {"ranking": Ranking(fusion="rrf")},
+        "hybrid, naturali": {"ranking": Ranking()},
     }
     for name, options in variants.items():
         scores = []

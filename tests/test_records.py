@@ -348,12 +348,12 @@ def test_unavailable_index_is_a_failed_retrieval(
     from naturali.ports.state import ProjectionUnavailable
 
     vault.write("clm_u", "kestrel")
-    ctx = vault.api.naturali.stores.context(vault.store)
+    opened = vault.api.naturali.stores.context(vault.store)
 
     def broken(*args: object) -> list[tuple[str, float]]:
         raise ProjectionUnavailable("disk I/O error")
 
-    monkeypatch.setattr(ctx.state, "match", broken)
+    monkeypatch.setattr(opened.state, "match", broken)
     result = vault.grep("kestrel")
     assert result["index"]["state"] == "unavailable" and result["total"] is None
     assert vault.lookup("clm_u")["status"] == "found"  # lookup does not depend on FTS5

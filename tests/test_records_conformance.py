@@ -187,24 +187,24 @@ def test_a_vault_over_its_file_limit_is_refused(tmp_path: Path, embedder: OnnxEm
 # 13 -----------------------------------------------------------------------------------------
 def test_a_locked_date_index_is_unavailable_not_a_client_error(vault: Vault) -> None:
     vault.write("clm_d", "pelican", occurred_at="2026-05-04")
-    ctx = vault.api.naturali.stores.context(vault.store)
-    ctx.state.db.close()  # type: ignore[attr-defined]
+    opened = vault.api.naturali.stores.context(vault.store)
+    opened.state.db.close()  # type: ignore[attr-defined]
     # Every later read of the projection fails the way a locked database does.
-    original = ctx.state.reconcile_temporal
+    original = opened.state.reconcile_temporal
 
     def locked(*args: Any, **kwargs: Any) -> Any:
         from naturali.ports.state import ProjectionUnavailable
 
         raise ProjectionUnavailable("database is locked")
 
-    ctx.state.reconcile_temporal = locked  # type: ignore[method-assign]
+    opened.state.reconcile_temporal = locked  # type: ignore[method-assign]
     try:
         timeline = vault.call("timeline")
         assert timeline["index"]["state"] == "unavailable" and timeline["total"] is None
         seen = vault.call("chronicle/last_seen", entity="per_x")
         assert seen["index"]["state"] == "unavailable" and seen["found"] is None
     finally:
-        ctx.state.reconcile_temporal = original  # type: ignore[method-assign]
+        opened.state.reconcile_temporal = original  # type: ignore[method-assign]
 
 
 def test_dates_no_timeline_can_place(vault: Vault) -> None:

@@ -101,8 +101,8 @@ def test_a_crash_at_any_step_reopens_consistent(
     assert proc.returncode == -signal.SIGKILL, proc.stderr
 
     reopened = build_services(Settings(data_dir=tmp_path), embedder=embedder)
-    ctx = reopened.stores.context(store_id)
-    view = ctx.view()
+    opened = reopened.stores.context(store_id)
+    view = opened.view()
     assert view.scan.issues == []  # no torn or half-written file
     active = {e.id: e for e in view.entries.values() if e.lifecycle == "active"}
     bodies = sorted(e.scanned.record.body.strip() for e in active.values())

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-Table = Literal["searched", "history"]
+ProjectionTable = Literal["searched", "history"]
 MatchMode = Literal["all", "any", "phrase"]
 """Every token must match, any may, or all in order."""
 
@@ -98,14 +98,14 @@ class StateStore(Protocol):
         """Guards for lifecycles edited outside the service (never lowers a guard)."""
         ...
 
-    def projection_version(self, scope: str, table: Table) -> tuple[int, str] | None:
+    def projection_version(self, scope: str, table: ProjectionTable) -> tuple[int, str] | None:
         """(change counter, indexed_at) of a scope's projection, None when it is missing."""
         ...
 
     def reconcile(
         self,
         scope: str,
-        table: Table,
+        table: ProjectionTable,
         wanted: Mapping[str, str],
         load: Callable[[str], ProjectionRow],
     ) -> tuple[int, str, int]:
@@ -116,7 +116,7 @@ class StateStore(Protocol):
         ...
 
     def match(
-        self, scope: str, table: Table, tokens: list[str], mode: MatchMode
+        self, scope: str, table: ProjectionTable, tokens: list[str], mode: MatchMode
     ) -> list[tuple[str, float]]:
         """Record ids whose title, aliases or body match the word ``tokens`` in ``mode``,
         with their BM25 score (higher is better), best first, then by id."""

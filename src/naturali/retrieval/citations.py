@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from naturali.contracts.records import Citation, CompleteHit, Evidence, ListRow, Snippet, Via
-from naturali.retrieval.eligibility import Entry
+from naturali.retrieval.eligibility import AvailableRecord
 from naturali.text import snippets
 
 MAX_EVIDENCE = 3
 SUMMARY_CHARS = 280
 
 
-def citation(entry: Entry) -> Citation:
+def citation(entry: AvailableRecord) -> Citation:
     return Citation(
         id=entry.id,
         path=entry.scanned.path,
@@ -19,7 +19,7 @@ def citation(entry: Entry) -> Citation:
     )
 
 
-def summary(entry: Entry) -> str:
+def summary(entry: AvailableRecord) -> str:
     given = entry.front.get("summary")
     if isinstance(given, str) and given.strip():
         return given.strip()
@@ -30,7 +30,7 @@ def summary(entry: Entry) -> str:
     return entry.title
 
 
-def evidence(entry: Entry, known: set[str]) -> list[Evidence]:
+def evidence(entry: AvailableRecord, known: set[str]) -> list[Evidence]:
     """Evidence locators that verify: their ``source`` is an available record of this scope or
     a document id, and they say where (a quote, page, or line)."""
     out: list[Evidence] = []
@@ -47,7 +47,10 @@ def evidence(entry: Entry, known: set[str]) -> list[Evidence]:
 
 
 def snippet_for(
-    entry: Entry, tokens: list[str] | None, fields: list[str] | None = None, phrase: bool = False
+    entry: AvailableRecord,
+    tokens: list[str] | None,
+    fields: list[str] | None = None,
+    phrase: bool = False,
 ) -> snippets.Snippet:
     """The snippet from where the match is: the first of body, title, aliases among the
     ``fields`` that matched (any field when not given). Replacement hits (``tokens`` None)
@@ -66,7 +69,9 @@ def snippet_for(
     return opening
 
 
-def _locate(entry: Entry, field: str, tokens: list[str], phrase: bool) -> tuple[str, int | None]:
+def _locate(
+    entry: AvailableRecord, field: str, tokens: list[str], phrase: bool
+) -> tuple[str, int | None]:
     """A field's text and where the query first occurs in it. Aliases are shown joined by
     `` | `` but searched one by one, so a phrase never spans two of them."""
     find = snippets.find_phrase if phrase else snippets.find
@@ -85,12 +90,12 @@ def _locate(entry: Entry, field: str, tokens: list[str], phrase: bool) -> tuple[
 
 
 def complete_hit(
-    entry: Entry,
+    entry: AvailableRecord,
     score: float | None,
     matches: list[str],
     tokens: list[str] | None,
     known: set[str],
-    via: Entry | None = None,
+    via: AvailableRecord | None = None,
     phrase: bool = False,
 ) -> CompleteHit:
     """A hit with everything needed to show, verify and cite it; ``via`` is the superseded

@@ -23,7 +23,7 @@ class Guard:
 
 
 @dataclass(frozen=True)
-class Entry:
+class AvailableRecord:
     """A record as queries see it (guards applied, type resolved)."""
 
     id: str
@@ -54,12 +54,12 @@ def eligible(
     scan: Scan,
     guards: dict[str, Guard],
     ontology: Ontology,
-    reuse: dict[tuple[str, str], Entry] | None = None,
-) -> dict[str, Entry]:
-    """``reuse`` maps a file and its content (``ScannedRecord.key``) to the Entry made for it
-    under the same guards and ontology, so a scan where one file changed rebuilds one entry,
-    not all of them."""
-    entries: dict[str, Entry] = {}
+    reuse: dict[tuple[str, str], AvailableRecord] | None = None,
+) -> dict[str, AvailableRecord]:
+    """``reuse`` maps a file and its content (``ScannedRecord.key``) to the record made from
+    it under the same guards and ontology, so a scan where one file changed rebuilds one
+    record, not all of them."""
+    entries: dict[str, AvailableRecord] = {}
     for record_id, scanned in scan.records.items():
         entry = reuse.get(scanned.key) if reuse is not None else None
         if entry is None:
@@ -82,7 +82,9 @@ def eligible(
     return entries
 
 
-def _entry(scanned: ScannedRecord, guard: Guard | None, ontology: Ontology) -> Entry | None:
+def _entry(
+    scanned: ScannedRecord, guard: Guard | None, ontology: Ontology
+) -> AvailableRecord | None:
     """A guard outranks every file that claims its id, whatever revision the file says: the
     service never reactivates a withdrawn or superseded record, so a file that does is a stale
     copy (or an edit that would undo the guard). Withdrawal outranks supersession."""
@@ -94,7 +96,7 @@ def _entry(scanned: ScannedRecord, guard: Guard | None, ontology: Ontology) -> E
         superseded_by = guard.superseded_by or superseded_by
     if lifecycle == "withdrawn":
         return None
-    return Entry(
+    return AvailableRecord(
         scanned.id,
         scanned,
         lifecycle,
@@ -104,7 +106,9 @@ def _entry(scanned: ScannedRecord, guard: Guard | None, ontology: Ontology) -> E
     )
 
 
-def current_of(entry: Entry, entries: dict[str, Entry]) -> Entry | None:
+def current_of(
+    entry: AvailableRecord, entries: dict[str, AvailableRecord]
+) -> AvailableRecord | None:
     """Follow ``superseded_by`` through eligible superseded records to the active record;
     None when the chain reaches a missing, withdrawn or ineligible record, or loops."""
     seen = {entry.id}

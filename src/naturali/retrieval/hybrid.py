@@ -12,10 +12,23 @@ import numpy.typing as npt
 from naturali.retrieval import fusion
 from naturali.retrieval.index import ProjectIndex
 
-Legs = Literal["hybrid", "vector", "lexical"]
+Signals = Literal["hybrid", "vector", "lexical"]
 CANDIDATES_PER_LEG = 100
 # Above this share of rows, one full matrix product beats gathering the subset first.
 _FULL_SCAN_SHARE = 0.3
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How results are ranked: both signals fused (the product), or one signal alone (for
+    evaluation); ``fusion`` is the product's score blend or reciprocal-rank fusion (the
+    baseline it is measured against)."""
+
+    signals: Signals = "hybrid"
+    fusion: Literal["blend", "rrf"] = "blend"
+
+
+PRODUCT = Ranking()
 
 
 @dataclass(frozen=True)
@@ -32,8 +45,7 @@ def rank(
     query_terms: list[str],
     limit: int,
     min_similarity: float | None = None,
-    legs: Legs = "hybrid",
-    fuse: Literal["blend", "rrf"] = "blend",
+    ranking: Ranking = PRODUCT,
 ) -> list[Ranked]:
     """``query_vector`` is asked for only after the lexical leg has run, so the caller can
     embed the query concurrently with it."""
@@ -43,22 +55,22 @@ def rank(
     pool = max(CANDIDATES_PER_LEG, limit)
     lexical = np.zeros(0, np.float32)
     lexical_candidates = np.empty(0, np.int64)
-    if legs != "vector":
+    if ranking.signals != "vector":
         lexical = index.lexical.score(query_terms, mask, int(rows.size))
         hits = np.flatnonzero(lexical > 0)  # zero outside the mask
         lexical_candidates = _top(hits, lexical[hits], pool)
     similarity = _cosine(index, mask, rows, query_vector())
     vector_candidates = np.empty(0, np.int64)
-    if legs != "lexical":
+    if ranking.signals != "lexical":
         eligible = rows if min_similarity is None else rows[similarity[rows] >= min_similarity]
         vector_candidates = _top(eligible, similarity[eligible], pool)
-    if legs == "vector":
+    if ranking.signals == "vector":
         fused, candidates = similarity[vector_candidates], vector_candidates
-    elif legs == "lexical":
+    elif ranking.signals == "lexical":
         fused, candidates = lexical[lexical_candidates], lexical_candidates
     else:
         candidates = np.union1d(vector_candidates, lexical_candidates)
-        if fuse == "rrf":
+        if ranking.fusion == "rrf":
             fused = fusion.rrf(
                 _ranks(candidates, vector_candidates), _ranks(candidates, lexical_candidates)
             )

@@ -14,7 +14,7 @@ from typing import Literal
 from naturali.errors import InvalidRequest
 from naturali.ports.state import MatchMode
 from naturali.retrieval.dates import record_dates
-from naturali.retrieval.eligibility import Entry
+from naturali.retrieval.eligibility import AvailableRecord
 from naturali.text.tokens import words
 
 MAX_QUERY_CHARS = 500
@@ -57,7 +57,7 @@ class Filters:
         payload = json.dumps(asdict(self), sort_keys=True).encode()
         return hashlib.sha256(payload).hexdigest()[:16]
 
-    def accepts(self, entry: Entry) -> bool:
+    def accepts(self, entry: AvailableRecord) -> bool:
         """kind/type/tag on a record (lifecycle is decided by the caller)."""
         if self.kind is not None and entry.kind != self.kind:
             return False
@@ -71,7 +71,7 @@ class Filters:
         return when is not None and when.overlaps(self.since, self.until)
 
 
-def fields_matched(entry: Entry, tokens: list[str], mode: MatchMode) -> list[str]:
+def fields_matched(entry: AvailableRecord, tokens: list[str], mode: MatchMode) -> list[str]:
     """Which of title, aliases, body contain the query (for complete hits' ``matches``). A
     phrase matches within one value: one alias, never two aliases side by side."""
     out = []

@@ -8,24 +8,24 @@ from dataclasses import dataclass
 from naturali.contracts.records import SourceSummary, TimelineRow
 from naturali.retrieval import citations
 from naturali.retrieval.dates import Interval, record_dates
-from naturali.retrieval.eligibility import Entry
+from naturali.retrieval.eligibility import AvailableRecord
 
 _LINK = re.compile(r"\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]|\]\(([^)\s]+)\)")
 
 
 @dataclass(frozen=True)
-class Hit:
-    entry: Entry
+class DatedHit:
+    entry: AvailableRecord
     field: str
     interval: Interval
 
 
-def sources_of(entry: Entry) -> list[str]:
+def sources_of(entry: AvailableRecord) -> list[str]:
     value = entry.front.get("sources")
     return [str(s) for s in value] if isinstance(value, list) else []
 
 
-def source_events_replace_meetings(hits: list[Hit]) -> list[Hit]:
+def source_events_replace_meetings(hits: list[DatedHit]) -> list[DatedHit]:
     """A claim with ``source_event: true`` stands for its source meeting on occurrence
     timelines: the meeting page's own row gives way to it."""
     replaced = {
@@ -37,7 +37,7 @@ def source_events_replace_meetings(hits: list[Hit]) -> list[Hit]:
     return [h for h in hits if not (h.entry.kind == "page" and h.entry.id in replaced)]
 
 
-def links(entry: Entry, entries: dict[str, Entry]) -> list[str]:
+def links(entry: AvailableRecord, entries: dict[str, AvailableRecord]) -> list[str]:
     found = []
     for match in _LINK.finditer(entry.scanned.record.body):
         target = (match.group(1) or match.group(2) or "").strip()
@@ -46,7 +46,7 @@ def links(entry: Entry, entries: dict[str, Entry]) -> list[str]:
     return found
 
 
-def sources(entries: dict[str, Entry], rows: list[TimelineRow]) -> list[SourceSummary]:
+def sources(entries: dict[str, AvailableRecord], rows: list[TimelineRow]) -> list[SourceSummary]:
     """The sources the rows cite or stand for, each once, in the rows' order."""
     seen: list[str] = []
     for row in rows:
@@ -72,14 +72,14 @@ def sources(entries: dict[str, Entry], rows: list[TimelineRow]) -> list[SourceSu
     return out
 
 
-def dated(entries: dict[str, Entry], record_id: str) -> Interval | None:
+def dated(entries: dict[str, AvailableRecord], record_id: str) -> Interval | None:
     entry = entries.get(record_id)
     if entry is None:
         return None
     return record_dates(entry.kind, entry.front).get("occurred_at")
 
 
-def event_claims(entries: dict[str, Entry], source: str) -> list[Entry]:
+def event_claims(entries: dict[str, AvailableRecord], source: str) -> list[AvailableRecord]:
     return sorted(
         (
             e

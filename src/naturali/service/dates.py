@@ -32,8 +32,8 @@ from naturali.retrieval.dates import (
     record_dates,
     to_us,
 )
-from naturali.retrieval.eligibility import Entry
-from naturali.retrieval.timeline import Hit
+from naturali.retrieval.eligibility import AvailableRecord
+from naturali.retrieval.timeline import DatedHit
 from naturali.service.entity_sources import is_current, linked_sources, source_hits
 from naturali.service.records import Records, check_snapshot
 from naturali.service.requests import (
@@ -43,7 +43,7 @@ from naturali.service.requests import (
     Paged,
     TimelineRequest,
 )
-from naturali.service.stores import StoreContext, View
+from naturali.service.stores import OpenStore, StoreView
 
 BUDGET_BYTES = 24 * 1024
 _READY = IndexState(state="ready", lag=False)
@@ -51,7 +51,7 @@ _UNAVAILABLE = IndexState(state="unavailable", lag=True)
 
 
 class IndexUnavailable(Exception):
-    def __init__(self, view: View) -> None:
+    def __init__(self, view: StoreView) -> None:
         super().__init__("the date index is unavailable")
         self.view = view
 
@@ -66,17 +66,17 @@ class Dates:
         self._date_cache: dict[str, dict[str, Interval]] = {}
 
     # shared ------------------------------------------------------------------------------------
-    def _open(self, user: User, project_id: str, store_id: str) -> tuple[StoreContext, View]:
+    def _open(self, user: User, project_id: str, store_id: str) -> tuple[OpenStore, StoreView]:
         """The store's view with its temporal projection reconciled; a projection that cannot
         be read or written (a locked state.sqlite) is ``IndexUnavailable``."""
-        ctx, view = self._records.open_view(user, project_id, store_id)
+        opened, view = self._records.open_view(user, project_id, store_id)
         try:
-            self._reconcile(ctx, view)
+            self._reconcile(opened, view)
         except ProjectionUnavailable as exc:
             raise IndexUnavailable(view) from exc
-        return ctx, view
+        return opened, view
 
-    def _unavailable(self, view: View, offset: int) -> TimelineResult:
+    def _unavailable(self, view: StoreView, offset: int) -> TimelineResult:
         """A failed retrieval, as knowledge_grep reports one: 200, ``index.state``
         "unavailable", ``total`` null. Retry."""
         return TimelineResult(
@@ -91,8 +91,8 @@ class Dates:
             freshness=_freshness(view),
         )
 
-    def _reconcile(self, ctx: StoreContext, view: View) -> None:
-        key = str(ctx.store_dir)
+    def _reconcile(self, opened: OpenStore, view: StoreView) -> None:
+        key = str(opened.store_dir)
         marker = (view.scan.generation, view.guards_version)
         cached = self._reconciled.get(key)
         if cached is not None and cached[:2] == marker:
@@ -110,10 +110,10 @@ class Dates:
                 tuple(links.items()),
             )
 
-        counter, _ = ctx.state.reconcile_temporal(wanted, load, FINGERPRINT)
+        counter, _ = opened.state.reconcile_temporal(wanted, load, FINGERPRINT)
         self._reconciled[key] = (*marker, counter)
 
-    def _dates(self, entry: Entry) -> dict[str, Interval]:
+    def _dates(self, entry: AvailableRecord) -> dict[str, Interval]:
         """A record's parsed dates, cached per file content."""
         cached = self._date_cache.get(entry.scanned.sha256)
         if cached is None:
@@ -122,7 +122,7 @@ class Dates:
             cached = self._date_cache[entry.scanned.sha256] = record_dates(entry.kind, entry.front)
         return cached
 
-    def _dated(self, view: View, entry: Entry) -> dict[str, Interval]:
+    def _dated(self, view: StoreView, entry: AvailableRecord) -> dict[str, Interval]:
         """A record's dates; a source-event claim with no occurrence date of its own takes
         its source's, since it stands for that meeting on occurrence timelines."""
         own = self._dates(entry)
@@ -134,8 +134,8 @@ class Dates:
 
     def _hits(
         self,
-        ctx: StoreContext,
-        view: View,
+        opened: OpenStore,
+        view: StoreView,
         field: str,
         start: int | None,
         end: int | None,
@@ -143,10 +143,10 @@ class Dates:
         *,
         kind: str | None = None,
         include_inactive: bool = False,
-    ) -> list[Hit]:
+    ) -> list[DatedHit]:
         now_us = to_us(datetime.now().astimezone())
         hits = []
-        for record_id, _, _ in ctx.state.temporal_range(field, start, end, entity):
+        for record_id, _, _ in opened.state.temporal_range(field, start, end, entity):
             entry = view.entries.get(record_id)
             if entry is None or not is_current(entry, include_inactive, now_us):
                 continue
@@ -154,13 +154,13 @@ class Dates:
                 continue
             interval = self._dated(view, entry).get(field)
             if interval is not None:
-                hits.append(Hit(entry, field, interval))
+                hits.append(DatedHit(entry, field, interval))
         if field == "occurred_at" and kind != "meeting":
             hits = timeline.source_events_replace_meetings(hits)
         return hits
 
     @staticmethod
-    def _row(hit: Hit, zone: ZoneInfo | None = None) -> TimelineRow:
+    def _row(hit: DatedHit, zone: ZoneInfo | None = None) -> TimelineRow:
         entry, interval = hit.entry, hit.interval
         when = DateValue(
             field=hit.field,
@@ -192,7 +192,7 @@ class Dates:
 
     def _page(
         self,
-        view: View,
+        view: StoreView,
         items: Sequence[Any],
         build: Callable[[Any], TimelineRow],
         page: tuple[int, int],
@@ -230,7 +230,7 @@ class Dates:
         return result
 
     @staticmethod
-    def _add_sources(view: View, result: TimelineResult, size: int) -> None:
+    def _add_sources(view: StoreView, result: TimelineResult, size: int) -> None:
         result.sources, result.sources_truncated = [], False
         size += len(json.dumps({"sources": [], "sourcesTruncated": False}))
         for source in timeline.sources(view.entries, result.rows):
@@ -264,7 +264,7 @@ class Dates:
                 )
         start, end = parse_range(request.since, request.until)
         try:
-            ctx, view = self._open(user, project_id, store_id)
+            opened, view = self._open(user, project_id, store_id)
         except IndexUnavailable as exc:
             return self._unavailable(exc.view, request.offset)
         include = request.eligibility == "include_inactive"
@@ -272,7 +272,7 @@ class Dates:
         descending = request.order == "desc"
         if request.group == "source":
             assert request.entity is not None
-            rows = _source_rows(self, ctx, view, request.entity, start, end, include)
+            rows = _source_rows(self, opened, view, request.entity, start, end, include)
             rows.sort(key=lambda r: (r.date.start, r.id), reverse=descending)
             extra = {"snapshot": _snapshot([(r.id, r.sha256) for r in rows], params)}
             check_snapshot(request.snapshot, extra["snapshot"])
@@ -285,7 +285,7 @@ class Dates:
                 request.includeSources,
             )
         hits = self._hits(
-            ctx,
+            opened,
             view,
             request.timeField,
             start,
@@ -322,10 +322,10 @@ class Dates:
         start = to_us(datetime(first.year, first.month, first.day, tzinfo=zone))
         end = to_us(datetime(last.year, last.month, last.day, tzinfo=zone))
         try:
-            ctx, view = self._open(user, project_id, store_id)
+            opened, view = self._open(user, project_id, store_id)
         except IndexUnavailable as exc:
             return self._unavailable(exc.view, request.offset)
-        hits = self._hits(ctx, view, "occurred_at", start, end, None, kind=request.kind)
+        hits = self._hits(opened, view, "occurred_at", start, end, None, kind=request.kind)
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
         snapshot = _snapshot(_pairs(hits), _params(request))
         check_snapshot(request.snapshot, snapshot)
@@ -347,10 +347,12 @@ class Dates:
         """What happened in an occurrence-time range, oldest first."""
         start, end = parse_range(request.since, request.until)
         try:
-            ctx, view = self._open(user, project_id, store_id)
+            opened, view = self._open(user, project_id, store_id)
         except IndexUnavailable as exc:
             return self._unavailable(exc.view, request.offset)
-        hits = self._hits(ctx, view, "occurred_at", start, end, request.entity, kind=request.kind)
+        hits = self._hits(
+            opened, view, "occurred_at", start, end, request.entity, kind=request.kind
+        )
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
         extra = {"snapshot": _snapshot(_pairs(hits), _params(request))}
         check_snapshot(request.snapshot, extra["snapshot"])
@@ -367,7 +369,7 @@ class Dates:
             else to_us(datetime.now().astimezone()) + 1
         )
         try:
-            ctx, view = self._open(user, project_id, store_id)
+            opened, view = self._open(user, project_id, store_id)
         except IndexUnavailable as exc:
             return LastSeenResult(
                 entity=request.entity,
@@ -380,10 +382,10 @@ class Dates:
             )
         # What the entity's own timeline shows: its dated records, and the dated sources a
         # relationship or a sourced claim connects it to (as group "source" lists them).
-        linked = linked_sources(ctx, view, request.entity, include_inactive=False)
+        linked = linked_sources(opened, view, request.entity, include_inactive=False)
         hits = [
             h
-            for h in self._hits(ctx, view, "occurred_at", None, end, request.entity)
+            for h in self._hits(opened, view, "occurred_at", None, end, request.entity)
             + source_hits(view, linked)
             if (h.entry.id != request.entity or h.entry.kind != "page")
             and h.interval.overlaps(None, end)
@@ -400,7 +402,7 @@ class Dates:
         )
 
 
-def _event_source(entry: Entry, view: View) -> str | None:
+def _event_source(entry: AvailableRecord, view: StoreView) -> str | None:
     """The source whose date a source-event claim without ``occurred_at`` takes."""
     if entry.kind != "claim" or entry.front.get("source_event") is not True:
         return None
@@ -409,7 +411,7 @@ def _event_source(entry: Entry, view: View) -> str | None:
     return next((s for s in timeline.sources_of(entry) if s in view.entries), None)
 
 
-def _projected_hash(entry: Entry, view: View) -> str:
+def _projected_hash(entry: AvailableRecord, view: StoreView) -> str:
     """What the temporal row of a record depends on: its file, and for a source-event claim
     that takes its source's date, the source's file too."""
     source = _event_source(entry, view)
@@ -418,7 +420,7 @@ def _projected_hash(entry: Entry, view: View) -> str:
     return f"{entry.scanned.sha256}+{view.entries[source].scanned.sha256}"
 
 
-def _freshness(view: View) -> Freshness:
+def _freshness(view: StoreView) -> Freshness:
     return Freshness(queried_at=utcnow(), scanned_at=view.scan.scanned_at)
 
 
@@ -445,7 +447,7 @@ def _params(request: Paged) -> str:
     return request.model_dump_json(exclude={"offset", "limit", "snapshot"})
 
 
-def _pairs(hits: list[Hit]) -> list[tuple[str, str]]:
+def _pairs(hits: list[DatedHit]) -> list[tuple[str, str]]:
     return [(h.entry.id, h.entry.scanned.sha256) for h in hits]
 
 
@@ -458,8 +460,8 @@ def _snapshot(pairs: list[tuple[str, str]], params: str) -> str:
 
 def _source_rows(
     dates: Dates,
-    ctx: StoreContext,
-    view: View,
+    opened: OpenStore,
+    view: StoreView,
     entity: str,
     start: int | None,
     end: int | None,
@@ -467,7 +469,7 @@ def _source_rows(
 ) -> list[TimelineRow]:
     """group "source": one row per dated source connected to the entity by a relationship or
     a sourced claim, dated by the source; other dated claims keep their own rows."""
-    linked = linked_sources(ctx, view, entity, include_inactive)
+    linked = linked_sources(opened, view, entity, include_inactive)
     rows = []
     for hit in source_hits(view, linked):
         if not hit.interval.overlaps(start, end):

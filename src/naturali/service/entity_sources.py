@@ -9,12 +9,12 @@ from datetime import datetime
 
 from naturali.retrieval import timeline
 from naturali.retrieval.dates import parse_record_value, record_dates, to_us
-from naturali.retrieval.eligibility import Entry
-from naturali.retrieval.timeline import Hit
-from naturali.service.stores import StoreContext, View
+from naturali.retrieval.eligibility import AvailableRecord
+from naturali.retrieval.timeline import DatedHit
+from naturali.service.stores import OpenStore, StoreView
 
 
-def is_current(entry: Entry, include_inactive: bool, now_us: int) -> bool:
+def is_current(entry: AvailableRecord, include_inactive: bool, now_us: int) -> bool:
     """Active and not expired; include_inactive adds superseded and expired (withdrawn
     records are never in the view)."""
     if include_inactive:
@@ -30,19 +30,21 @@ class Linked:
     """What connects an entity to dated sources: relationship notes and sourced claims by
     source id, and the entity's dated claims that no source places."""
 
-    notes: dict[str, Entry]
-    claims: dict[str, list[Entry]]
-    own_rows: list[Hit]
+    notes: dict[str, AvailableRecord]
+    claims: dict[str, list[AvailableRecord]]
+    own_rows: list[DatedHit]
 
     @property
     def sources(self) -> list[str]:
         return sorted(set(self.notes) | set(self.claims))
 
 
-def linked_sources(ctx: StoreContext, view: View, entity: str, include_inactive: bool) -> Linked:
+def linked_sources(
+    opened: OpenStore, view: StoreView, entity: str, include_inactive: bool
+) -> Linked:
     now_us = to_us(datetime.now().astimezone())
     linked = Linked({}, {}, [])
-    for record_id, via in ctx.state.entity_records(entity).items():
+    for record_id, via in opened.state.entity_records(entity).items():
         entry = view.entries.get(record_id)
         if entry is None or not is_current(entry, include_inactive, now_us):
             continue
@@ -65,15 +67,15 @@ def linked_sources(ctx: StoreContext, view: View, entity: str, include_inactive:
                 linked.claims.setdefault(source, []).append(entry)
                 placed = True
             if not placed and claim_date is not None:
-                linked.own_rows.append(Hit(entry, "occurred_at", claim_date))
+                linked.own_rows.append(DatedHit(entry, "occurred_at", claim_date))
     return linked
 
 
-def source_hits(view: View, linked: Linked) -> list[Hit]:
+def source_hits(view: StoreView, linked: Linked) -> list[DatedHit]:
     """The dated sources connected to an entity, each as a hit dated by the source."""
     hits = []
     for source in linked.sources:
         source_date = timeline.dated(view.entries, source)
         assert source_date is not None
-        hits.append(Hit(view.entries[source], "occurred_at", source_date))
+        hits.append(DatedHit(view.entries[source], "occurred_at", source_date))
     return hits

@@ -39,7 +39,7 @@ class BackgroundIndexer:
             self._pending[(project_id, store_id)] = (first, now)
             if self._thread is None:
                 self._thread = threading.Thread(
-                    target=self._run, name="naturali-indexer", daemon=True
+                    target=self._work, name="naturali-indexer", daemon=True
                 )
                 self._thread.start()
             self._wake.notify_all()  # the worker, whoever else waits on the condition
@@ -61,7 +61,7 @@ class BackgroundIndexer:
             wait = min(wait, due - now)
         return None, wait
 
-    def _run(self) -> None:
+    def _work(self) -> None:
         while True:
             with self._wake:
                 self._wake.wait_for(lambda: self._pending or self._closed)

@@ -26,7 +26,7 @@ from naturali.ingest.extract import Page
 from naturali.model import Memory, MemoryStore, User, tags_from_strings, utcnow
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import EmbeddedChunk, NameTaken, Storage
-from naturali.retrieval.eligibility import Entry
+from naturali.retrieval.eligibility import AvailableRecord
 from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.mutations import Mutations
@@ -241,7 +241,7 @@ class Memories:
         )
         self._storage.remove_memory(store.id, memory_id)
 
-    def _active(self, store: MemoryStore, memory_id: str) -> Entry:
+    def _active(self, store: MemoryStore, memory_id: str) -> AvailableRecord:
         entry = self._stores.context(store.id).view().entries.get(memory_id)
         if entry is None or entry.lifecycle != "active":
             raise NotFound(

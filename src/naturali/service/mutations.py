@@ -18,11 +18,11 @@ from naturali.model import User, utcnow
 from naturali.ports.state import GuardRow, PlannedWrite
 from naturali.ports.storage import Storage
 from naturali.retrieval.dates import date_issues
-from naturali.retrieval.eligibility import Entry
+from naturali.retrieval.eligibility import AvailableRecord
 from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
-from naturali.service.stores import StoreContext, StoreRegistry, View
+from naturali.service.stores import OpenStore, StoreRegistry, StoreView
 from naturali.service.write_engine import Plan, WriteEngine
 from naturali.vault.record import KINDS, Record, RecordFormatError, render
 
@@ -57,10 +57,10 @@ class Mutations:
     def save(self, user: User, project_id: str, store_id: str, request: SaveRequest) -> Receipt:
         """Create a record, or a new revision of one (fenced by expectedRevision and
         expectedHash)."""
-        ctx = self._open(user, project_id, store_id, "write")
+        opened = self._open(user, project_id, store_id, "write")
         fields, body = _split(request.record, "record")
 
-        def plan(view: View) -> Plan:
+        def plan(view: StoreView) -> Plan:
             now = utcnow()
             if request.expectedRevision is None:
                 return [self._create(view, request.id, fields, body, now, {})], []
@@ -74,17 +74,17 @@ class Mutations:
             text = body if body is not None else current.scanned.record.body
             return [_write(current.scanned.path, Record(front, text))], []
 
-        receipt = self._engine.write(ctx, request.requestId, "save", request, plan)
+        receipt = self._engine.write(opened, request.requestId, "save", request, plan)
         return self._indexed(project_id, store_id, receipt)
 
     def correct(
         self, user: User, project_id: str, store_id: str, request: CorrectRequest
     ) -> Receipt:
         """Supersede a claim or relationship with a corrected replacement."""
-        ctx = self._open(user, project_id, store_id, "write")
+        opened = self._open(user, project_id, store_id, "write")
         fields, body = _split(request.replacement, "replacement")
 
-        def plan(view: View) -> Plan:
+        def plan(view: StoreView) -> Plan:
             original = _fenced(view, request.id, request.expectedRevision, request.expectedHash)
             if original.kind not in ("claim", "relationship"):
                 raise InvalidRequest(
@@ -117,16 +117,16 @@ class Mutations:
             )
             return [replacement, superseded], [guard]  # the replacement lands first
 
-        receipt = self._engine.write(ctx, request.requestId, "correct", request, plan)
+        receipt = self._engine.write(opened, request.requestId, "correct", request, plan)
         return self._indexed(project_id, store_id, receipt)
 
     def withdraw(
         self, user: User, project_id: str, store_id: str, request: WithdrawRequest
     ) -> Receipt:
         """Withdraw a record with a reason: it leaves every query and stays in history."""
-        ctx = self._open(user, project_id, store_id, "write")
+        opened = self._open(user, project_id, store_id, "write")
 
-        def plan(view: View) -> Plan:
+        def plan(view: StoreView) -> Plan:
             current = _fenced(
                 view, request.id, request.expectedRevision, request.expectedHash, require=False
             )
@@ -144,19 +144,19 @@ class Mutations:
                 guard
             ]
 
-        receipt = self._engine.write(ctx, request.requestId, "withdraw", request, plan)
+        receipt = self._engine.write(opened, request.requestId, "withdraw", request, plan)
         return self._indexed(project_id, store_id, receipt)
 
     def resume(self, user: User, project_id: str, store_id: str) -> ResumeResult:
         """Finish interrupted writes and retry pending Git commits."""
-        ctx = self._open(user, project_id, store_id, "write")
-        completed, pending = self._engine.resume(ctx)
+        opened = self._open(user, project_id, store_id, "write")
+        completed, pending = self._engine.resume(opened)
         return ResumeResult(completed=completed, git_pending=pending)
 
     def mutation(self, user: User, project_id: str, store_id: str, request_id: str) -> Receipt:
         """A write's publication receipt: indexed, git.state, git.commit."""
-        ctx = self._open(user, project_id, store_id, "read")
-        receipt = self._engine.receipt(ctx, request_id)
+        opened = self._open(user, project_id, store_id, "read")
+        receipt = self._engine.receipt(opened, request_id)
         if receipt is None:
             raise NotFound(
                 f"no mutation with requestId {request_id!r}",
@@ -167,8 +167,8 @@ class Mutations:
 
     def history(self, user: User, project_id: str, store_id: str, record_id: str) -> HistoryResult:
         """A record's revisions with their receipts."""
-        ctx = self._open(user, project_id, store_id, "read")
-        revisions = self._engine.history(ctx, record_id)
+        opened = self._open(user, project_id, store_id, "read")
+        revisions = self._engine.history(opened, record_id)
         if not revisions:
             raise NotFound(
                 f"no history for record {record_id}", code="record_not_found", param="record_id"
@@ -178,7 +178,7 @@ class Mutations:
     # planning ----------------------------------------------------------------------------
     def _open(
         self, user: User, project_id: str, store_id: str, need: Literal["read", "write"]
-    ) -> StoreContext:
+    ) -> OpenStore:
         self._auth.require(user, project_id, need)
         if self._storage.get_memory_store(project_id, store_id) is None:
             raise NotFound(
@@ -195,7 +195,7 @@ class Mutations:
 
     def _create(
         self,
-        view: View,
+        view: StoreView,
         record_id: str | None,
         fields: dict[str, Any],
         body: str | None,
@@ -256,13 +256,13 @@ def _split(data: dict[str, Any], param: str) -> tuple[dict[str, Any], str | None
 
 
 def _fenced(
-    view: View,
+    view: StoreView,
     record_id: str | None,
     revision: int | None,
     sha: str | None,
     *,
     require: bool = True,
-) -> Entry:
+) -> AvailableRecord:
     if record_id is None:
         raise InvalidRequest(
             "id is required with expectedRevision", code="missing_field", param="id"

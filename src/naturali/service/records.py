@@ -26,11 +26,11 @@ from naturali.contracts.records import (
 )
 from naturali.errors import Conflict, NotFound
 from naturali.model import User, utcnow
-from naturali.ports.state import MatchMode, ProjectionRow, ProjectionUnavailable, Table
+from naturali.ports.state import MatchMode, ProjectionRow, ProjectionTable, ProjectionUnavailable
 from naturali.ports.storage import Storage
 from naturali.retrieval import citations
 from naturali.retrieval.dates import parse_range
-from naturali.retrieval.eligibility import Entry, current_of
+from naturali.retrieval.eligibility import AvailableRecord, current_of
 from naturali.retrieval.keyword import Filters, fields_matched, query_tokens
 from naturali.service.auth import Auth
 from naturali.service.requests import (
@@ -38,7 +38,7 @@ from naturali.service.requests import (
     LookupRequest,
     RecordsRequest,
 )
-from naturali.service.stores import StoreContext, StoreRegistry, View
+from naturali.service.stores import OpenStore, StoreRegistry, StoreView
 
 
 class Records:
@@ -46,10 +46,10 @@ class Records:
         self._storage = storage
         self._auth = auth
         self._stores = stores
-        self._reconciled: dict[tuple[str, str, Table], tuple[int, int, int]] = {}
+        self._reconciled: dict[tuple[str, str, ProjectionTable], tuple[int, int, int]] = {}
 
     # shared ------------------------------------------------------------------------------------
-    def open_view(self, user: User, project_id: str, store_id: str) -> tuple[StoreContext, View]:
+    def open_view(self, user: User, project_id: str, store_id: str) -> tuple[OpenStore, StoreView]:
         self._auth.require(user, project_id, "read")
         if self._storage.get_memory_store(project_id, store_id) is None:
             raise NotFound(
@@ -57,25 +57,25 @@ class Records:
                 code="memory_store_not_found",
                 param="memory_store_id",
             )
-        ctx = self._stores.context(store_id)
-        return ctx, ctx.view()
+        opened = self._stores.context(store_id)
+        return opened, opened.view()
 
     @staticmethod
     def _filters(
-        view: View, kind: str | None, type_: str | None, tag: str | None, lifecycle: str
+        view: StoreView, kind: str | None, type_: str | None, tag: str | None, lifecycle: str
     ) -> Filters:
         resolved = view.ontology.resolve(type_) if type_ is not None else None
         return Filters(kind, resolved, tag, lifecycle)  # type: ignore[arg-type]
 
     @staticmethod
-    def _in_scope(entry: Entry, filters: Filters) -> bool:
+    def _in_scope(entry: AvailableRecord, filters: Filters) -> bool:
         lifecycles = (
             ("active", "superseded") if filters.lifecycle == "all" else (filters.lifecycle,)
         )
         return entry.lifecycle in lifecycles and filters.accepts(entry)
 
     @staticmethod
-    def coverage(view: View) -> Coverage:
+    def coverage(view: StoreView) -> Coverage:
         """Whether every file of the vault was read; the issues of those that were not."""
         issues = [Issue(path=i.path, message=i.message) for i in view.scan.issues] + [
             Issue(path="ontology.yaml", message=m) for m in view.ontology.issues
@@ -83,13 +83,15 @@ class Records:
         return Coverage(complete=not issues, issues=issues)
 
     @staticmethod
-    def _snapshot(scope: str, entries: list[Entry]) -> str:
+    def _snapshot(scope: str, entries: list[AvailableRecord]) -> str:
         """Identifies the (id, content hash) set a query saw: an order-free sum of per-record
         tokens (computed once per parse), so it costs one addition per record."""
         total = sum(e.scanned.token for e in entries) & ((1 << 128) - 1)
         return hashlib.sha256(f"{scope}:{len(entries)}:{total:032x}".encode()).hexdigest()[:32]
 
-    def _selection(self, view: View, filters: Filters) -> tuple[list[Entry], list[Entry], str]:
+    def _selection(
+        self, view: StoreView, filters: Filters
+    ) -> tuple[list[AvailableRecord], list[AvailableRecord], str]:
         """The records a filter set searches, the superseded records whose chain reaches one of
         them, and the snapshot of both; computed once per scan and filter set."""
         key = filters.scope()
@@ -100,7 +102,7 @@ class Records:
             searched = [e for e in view.entries.values() if e.lifecycle == "active"]
         else:
             searched = [e for e in view.entries.values() if self._in_scope(e, filters)]
-        history: list[Entry] = []
+        history: list[AvailableRecord] = []
         if filters.lifecycle == "active":
             wanted = {e.id for e in searched}
             history = [
@@ -117,7 +119,7 @@ class Records:
     # knowledge_grep ----------------------------------------------------------------------------
     def grep(self, user: User, project_id: str, store_id: str, request: GrepRequest) -> GrepResult:
         """Keyword search (BM25 over title, aliases, body) of one store's records."""
-        ctx, view = self.open_view(user, project_id, store_id)
+        opened, view = self.open_view(user, project_id, store_id)
         tokens = query_tokens(request.query)
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
         if request.since is not None or request.until is not None:
@@ -128,7 +130,7 @@ class Records:
         queried_at = utcnow()
         try:
             direct, earlier, indexed_at = self._match(
-                ctx, view, filters, searched, history, tokens, request.mode
+                opened, view, filters, searched, history, tokens, request.mode
             )
         except ProjectionUnavailable:
             return GrepResult(
@@ -165,21 +167,21 @@ class Records:
 
     def _match(
         self,
-        ctx: StoreContext,
-        view: View,
+        opened: OpenStore,
+        view: StoreView,
         filters: Filters,
-        searched: list[Entry],
-        history: list[Entry],
+        searched: list[AvailableRecord],
+        history: list[AvailableRecord],
         tokens: list[str],
         mode: MatchMode,
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]], str]:
         """Direct and superseded matches, with the projections reconciled first."""
         scope = filters.scope()
-        indexed_at = self._reconcile(ctx, view, scope, "searched", searched)
+        indexed_at = self._reconcile(opened, view, scope, "searched", searched)
         if filters.lifecycle == "active":
-            indexed_at = max(indexed_at, self._reconcile(ctx, view, scope, "history", history))
-        direct = ctx.state.match(scope, "searched", tokens, mode)
-        earlier = ctx.state.match(scope, "history", tokens, mode) if history else []
+            indexed_at = max(indexed_at, self._reconcile(opened, view, scope, "history", history))
+        direct = opened.state.match(scope, "searched", tokens, mode)
+        earlier = opened.state.match(scope, "history", tokens, mode) if history else []
         if mode == "phrase":
             # FTS5 keeps a column's aliases in one text, where a phrase could run from one
             # alias into the next; a phrase matches within one value.
@@ -191,8 +193,8 @@ class Records:
 
     @staticmethod
     def _hits(
-        view: View,
-        page: list[tuple[Entry, float | None, Entry | None]],
+        view: StoreView,
+        page: list[tuple[AvailableRecord, float | None, AvailableRecord | None]],
         tokens: list[str],
         mode: MatchMode,
     ) -> list[CompleteHit]:
@@ -212,11 +214,11 @@ class Records:
 
     @staticmethod
     def _rank(
-        view: View, direct: list[tuple[str, float]], earlier: list[tuple[str, float]]
-    ) -> list[tuple[Entry, float | None, Entry | None]]:
+        view: StoreView, direct: list[tuple[str, float]], earlier: list[tuple[str, float]]
+    ) -> list[tuple[AvailableRecord, float | None, AvailableRecord | None]]:
         """Direct matches by BM25 then id; then the current replacements of matching
         superseded records, by the earlier record's BM25 then id, each record once."""
-        out: list[tuple[Entry, float | None, Entry | None]] = []
+        out: list[tuple[AvailableRecord, float | None, AvailableRecord | None]] = []
         seen: set[str] = set()
         for record_id, score in direct:
             seen.add(record_id)
@@ -231,12 +233,17 @@ class Records:
         return out
 
     def _reconcile(
-        self, ctx: StoreContext, view: View, scope: str, table: Table, entries: list[Entry]
+        self,
+        opened: OpenStore,
+        view: StoreView,
+        scope: str,
+        table: ProjectionTable,
+        entries: list[AvailableRecord],
     ) -> str:
         """Bring one projection in line with ``entries``. When neither the scan nor the guards
         nor the stored projection changed since we last did it, there is nothing to do."""
-        key = (str(ctx.store_dir), scope, table)
-        stored = ctx.state.projection_version(scope, table)
+        key = (str(opened.store_dir), scope, table)
+        stored = opened.state.projection_version(scope, table)
         cached = self._reconciled.get(key)
         if stored is not None and cached == (view.scan.generation, view.guards_version, stored[0]):
             return stored[1]
@@ -248,7 +255,7 @@ class Records:
                 e.id, e.scanned.sha256, e.title, "\n".join(e.aliases), e.scanned.record.body
             )
 
-        counter, indexed_at, _ = ctx.state.reconcile(scope, table, wanted, load)
+        counter, indexed_at, _ = opened.state.reconcile(scope, table, wanted, load)
         self._reconciled[key] = (view.scan.generation, view.guards_version, counter)
         return indexed_at
 
@@ -346,13 +353,13 @@ def normalize_name(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-def _lookup_fields(entry: Entry, query: str, key: str) -> list[str]:
+def _lookup_fields(entry: AvailableRecord, query: str, key: str) -> list[str]:
     if entry.id == query:
         return ["id"]
     return ["title"] if normalize_name(entry.title) == key else ["aliases"]
 
 
-def _inventory_row(entry: Entry) -> InventoryRow:
+def _inventory_row(entry: AvailableRecord) -> InventoryRow:
     return InventoryRow(
         id=entry.id,
         kind=entry.kind,

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +26,7 @@ from naturali.errors import InvalidRequest
 from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, User
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import Storage
-from naturali.retrieval.hybrid import Legs, Ranked, rank
+from naturali.retrieval.hybrid import PRODUCT, Ranked, Ranking, rank
 from naturali.retrieval.index import IndexRegistry, OwnerAttrs, ProjectIndex, Selection
 from naturali.service.auth import Auth
 from naturali.service.memories import Memories
@@ -98,9 +98,7 @@ class Search:
         user: User,
         project_id: str,
         request: SearchRequest,
-        *,
-        legs: Legs = "hybrid",
-        fuse: Literal["blend", "rrf"] = "blend",
+        ranking: Ranking = PRODUCT,
     ) -> list[KnowledgeResult]:
         """The passages that answer ``request``, best first (search-api.md)."""
         self._auth.require(user, project_id, "read")
@@ -133,8 +131,7 @@ class Search:
                     query_terms(request.query),
                     request.limit,
                     request.min_similarity,
-                    legs,
-                    fuse,
+                    ranking,
                 )
             picked = [(r, int(index.seqs[r.row]), index.owner_of(r.row)) for r in ranked]
         return self._results(project_id, picked, stores, with_similarity=embedding is not None)

@@ -14,42 +14,44 @@ from naturali.errors import Conflict
 from naturali.ids import new_id
 from naturali.model import utcnow
 from naturali.ports.state import GuardRow, SessionRow, StateFactory, StateStore
-from naturali.retrieval.eligibility import Entry, Guard, eligible
+from naturali.retrieval.eligibility import AvailableRecord, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
 from naturali.vault.scan import Scan, ScanLimitExceeded, VaultScanner
 
 
 @dataclass
-class View:
+class StoreView:
     """What one query reads: the scan, the eligible entries, and the ontology."""
 
     scan: Scan
-    entries: dict[str, Entry]
+    entries: dict[str, AvailableRecord]
     ontology: Ontology
     guards_version: int
     scan_root: Path = Path(".")
     guarded: frozenset[str] = frozenset()  # ids a guard holds (withdrawn ones included)
     # Per filter set: (searched, history, snapshot) — see Records._selection.
-    selections: dict[str, tuple[list[Entry], list[Entry], str]] = field(default_factory=dict)
+    selections: dict[str, tuple[list[AvailableRecord], list[AvailableRecord], str]] = field(
+        default_factory=dict
+    )
 
 
 @dataclass
-class StoreContext:
+class OpenStore:
     store_dir: Path
     scanner: VaultScanner
     state: StateStore
     session: SessionRow
-    _cache: tuple[int, int, View] | None = None
+    _cache: tuple[int, int, StoreView] | None = None
     # Entries by ScannedRecord.key, valid for one guards version and ontology.
-    _entries: tuple[int, Ontology | None, dict[tuple[str, str], Entry]] = (-1, None, {})
+    _entries: tuple[int, Ontology | None, dict[tuple[str, str], AvailableRecord]] = (-1, None, {})
     _ontology: tuple[float, Ontology] | None = None
     _retired_seen: frozenset[tuple[str, str]] = frozenset()
     _unrecorded_writes: int = 0
     _writes_recorded_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def view(self) -> View:
+    def view(self) -> StoreView:
         try:
             scan = self.scanner.scan()
         except ScanLimitExceeded as exc:
@@ -78,7 +80,7 @@ class StoreContext:
             live = {r.key for r in scan.records.values()}
             for stale in reuse.keys() - live:
                 del reuse[stale]  # files that changed or left
-            view = View(
+            view = StoreView(
                 scan,
                 eligible(scan, guards, ontology, reuse),
                 ontology,
@@ -146,16 +148,16 @@ class StoreRegistry:
         self._max_files = max_files
         # This process's session, recorded in each store's state it opens.
         self._session = SessionRow(new_id("sess"), os.getpid(), socket.gethostname(), utcnow())
-        self._contexts: dict[str, StoreContext] = {}
+        self._contexts: dict[str, OpenStore] = {}
         self._lock = threading.Lock()
 
     def vault(self, store_id: str) -> Path:
         return self._dir / store_id / "vault"
 
-    def context(self, store_id: str) -> StoreContext:
+    def context(self, store_id: str) -> OpenStore:
         with self._lock:
-            ctx = self._contexts.get(store_id)
-            if ctx is None:
+            opened = self._contexts.get(store_id)
+            if opened is None:
                 store_dir = self._dir / store_id
                 (store_dir / "vault").mkdir(parents=True, exist_ok=True)
                 state = self._open_state(store_dir / "state.sqlite")
@@ -168,25 +170,25 @@ class StoreRegistry:
                         code="store_identity_mismatch",
                     )
                 state.record_session(self._session, writes=0)
-                ctx = StoreContext(
+                opened = OpenStore(
                     store_dir,
                     VaultScanner(store_dir / "vault", self._max_files),
                     state,
                     self._session,
                 )
-                self._contexts[store_id] = ctx
-            return ctx
+                self._contexts[store_id] = opened
+            return opened
 
     def forget(self, store_id: str) -> None:
         with self._lock:
-            ctx = self._contexts.pop(store_id, None)
-        if ctx is not None:
-            ctx.scanner.close()
-            ctx.state.close()
+            opened = self._contexts.pop(store_id, None)
+        if opened is not None:
+            opened.scanner.close()
+            opened.state.close()
 
     def close(self) -> None:
         with self._lock:
-            for ctx in self._contexts.values():
-                ctx.scanner.close()
-                ctx.state.close()
+            for opened in self._contexts.values():
+                opened.scanner.close()
+                opened.state.close()
             self._contexts.clear()

@@ -25,7 +25,7 @@ from naturali.errors import Conflict
 from naturali.model import utcnow
 from naturali.ports.state import GuardRow, JournalEntry, PlannedWrite
 from naturali.retrieval.keyword import Filters
-from naturali.service.stores import StoreContext, View
+from naturali.service.stores import OpenStore, StoreView
 from naturali.vault.files import atomic_write, remove_temp_files
 from naturali.vault.git import GitError, VaultGit
 
@@ -42,20 +42,20 @@ class WriteEngine:
 
     def write(
         self,
-        ctx: StoreContext,
+        opened: OpenStore,
         request_id: str,
         operation: str,
         request: BaseModel,
-        plan: Callable[[View], Plan],
+        plan: Callable[[StoreView], Plan],
     ) -> Receipt:
         """Plan against the current view and write, or return the receipt of the earlier
         write with this ``request_id`` (the same arguments only)."""
         args_hash = hashlib.sha256(
             json.dumps(request.model_dump(), sort_keys=True, default=str).encode()
         ).hexdigest()
-        with store_lock(ctx):
-            self._recover(ctx)
-            existing = ctx.state.journal_get(request_id)
+        with store_lock(opened):
+            self._recover(opened)
+            existing = opened.state.journal_get(request_id)
             if existing is not None:
                 if existing.args_hash != args_hash or existing.operation != operation:
                     raise Conflict(
@@ -64,8 +64,8 @@ class WriteEngine:
                         param="requestId",
                     )
                 assert existing.receipt is not None
-                return self._with_indexed(ctx, existing.receipt)
-            writes, guards = plan(ctx.view())
+                return self._with_indexed(opened, existing.receipt)
+            writes, guards = plan(opened.view())
             entry = JournalEntry(
                 request_id,
                 operation,
@@ -76,15 +76,15 @@ class WriteEngine:
                 None,
                 utcnow(),
             )
-            ctx.state.journal_begin(entry)
-            ctx.note_write()
-            receipt = self._apply(ctx, entry)
-            self._commit(ctx, [request_id])
-        final = ctx.state.journal_get(request_id)
-        return self._with_indexed(ctx, final.receipt if final and final.receipt else receipt)
+            opened.state.journal_begin(entry)
+            opened.note_write()
+            receipt = self._apply(opened, entry)
+            self._commit(opened, [request_id])
+        final = opened.state.journal_get(request_id)
+        return self._with_indexed(opened, final.receipt if final and final.receipt else receipt)
 
-    def _apply(self, ctx: StoreContext, entry: JournalEntry) -> dict[str, Any]:
-        vault = ctx.store_dir / "vault"
+    def _apply(self, opened: OpenStore, entry: JournalEntry) -> dict[str, Any]:
+        vault = opened.store_dir / "vault"
         for write in entry.writes:
             atomic_write(vault / write.path, write.content.encode("utf-8"))
         receipt = {
@@ -103,27 +103,27 @@ class WriteEngine:
             ],
             "git": {"state": "pending", "commit": None},
         }
-        ctx.state.journal_record(entry.request_id, receipt)
+        opened.state.journal_record(entry.request_id, receipt)
         return receipt
 
-    def resume(self, ctx: StoreContext) -> tuple[list[str], list[str]]:
+    def resume(self, opened: OpenStore) -> tuple[list[str], list[str]]:
         """Finish interrupted writes and retry pending commits: (completed, still pending)."""
-        with store_lock(ctx):
-            finished = self._recover(ctx)
-            return finished, ctx.state.journal_git_pending()
+        with store_lock(opened):
+            finished = self._recover(opened)
+            return finished, opened.state.journal_git_pending()
 
-    def _commit(self, ctx: StoreContext, request_ids: list[str]) -> None:
+    def _commit(self, opened: OpenStore, request_ids: list[str]) -> None:
         """Commit the record files these mutations and any earlier pending ones wrote, and
         nothing else (no temp file, no file edited by other means), in one commit."""
-        earlier = [r for r in ctx.state.journal_git_pending() if r not in request_ids]
+        earlier = [r for r in opened.state.journal_git_pending() if r not in request_ids]
         pending = earlier + request_ids
         paths = sorted(
-            {w.path for r in pending if (e := ctx.state.journal_get(r)) for w in e.writes}
+            {w.path for r in pending if (e := opened.state.journal_get(r)) for w in e.writes}
         )
         if not self._git_enabled:
-            ctx.state.journal_set_git(pending, {"state": "disabled", "commit": None})
+            opened.state.journal_set_git(pending, {"state": "disabled", "commit": None})
             return
-        git = VaultGit(ctx.store_dir / "vault", self._git_binary)
+        git = VaultGit(opened.store_dir / "vault", self._git_binary)
         try:
             commit = (
                 git.commit(
@@ -133,56 +133,56 @@ class WriteEngine:
                 or git.head()
             )
         except GitError as exc:
-            ctx.state.journal_set_git(
+            opened.state.journal_set_git(
                 pending, {"state": "pending", "commit": None, "error": str(exc)[:300]}
             )
             return
-        ctx.state.journal_set_git(pending, {"state": "committed", "commit": commit})
+        opened.state.journal_set_git(pending, {"state": "committed", "commit": commit})
 
-    def _recover(self, ctx: StoreContext) -> list[str]:
+    def _recover(self, opened: OpenStore) -> list[str]:
         """Roll forward writes a crash interrupted (the journal holds their full content),
         then retry pending Git commits."""
         finished = []
-        incomplete = ctx.state.journal_incomplete()
+        incomplete = opened.state.journal_incomplete()
         if incomplete:
             # A temp file can only be left by a write whose entry is still incomplete; the
             # store lock is held, so no live writer owns one.
-            remove_temp_files(ctx.store_dir / "vault")
+            remove_temp_files(opened.store_dir / "vault")
         for entry in incomplete:
-            self._apply(ctx, entry)
+            self._apply(opened, entry)
             finished.append(entry.request_id)
-        if finished or ctx.state.journal_git_pending():
-            self._commit(ctx, finished)
+        if finished or opened.state.journal_git_pending():
+            self._commit(opened, finished)
         return finished
 
-    def receipt(self, ctx: StoreContext, request_id: str) -> Receipt | None:
+    def receipt(self, opened: OpenStore, request_id: str) -> Receipt | None:
         """The receipt of the write sent with ``request_id``, if it was recorded."""
-        entry = ctx.state.journal_get(request_id)
+        entry = opened.state.journal_get(request_id)
         if entry is None or entry.receipt is None:
             return None
-        return self._with_indexed(ctx, entry.receipt)
+        return self._with_indexed(opened, entry.receipt)
 
-    def history(self, ctx: StoreContext, record_id: str) -> list[Revision]:
+    def history(self, opened: OpenStore, record_id: str) -> list[Revision]:
         """A record's revisions, oldest first, each with its write's receipt."""
         revisions = []
-        for row in ctx.state.history(record_id):
+        for row in opened.state.history(record_id):
             receipt = row["receipt"]
-            indexed = self._with_indexed(ctx, receipt) if receipt is not None else None
+            indexed = self._with_indexed(opened, receipt) if receipt is not None else None
             revisions.append(Revision.model_validate({**row, "receipt": indexed}))
         return revisions
 
-    def _with_indexed(self, ctx: StoreContext, receipt: dict[str, Any]) -> Receipt:
+    def _with_indexed(self, opened: OpenStore, receipt: dict[str, Any]) -> Receipt:
         """A journaled receipt as the caller sees it: ``indexed`` is false until a search has
         projected this mutation's files."""
-        version = ctx.state.projection_version(Filters().scope(), "searched")
+        version = opened.state.projection_version(Filters().scope(), "searched")
         indexed = version is not None and version[1] >= receipt["at"]
         return Receipt.model_validate({**receipt, "indexed": indexed})
 
 
 @contextmanager
-def store_lock(ctx: StoreContext) -> Iterator[None]:
+def store_lock(opened: OpenStore) -> Iterator[None]:
     """One writer per store across threads and processes (flock on its own descriptor)."""
-    path = ctx.store_dir / "write.lock"
+    path = opened.store_dir / "write.lock"
     with path.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

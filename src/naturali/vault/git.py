@@ -16,7 +16,7 @@ class VaultGit:
         self.vault = vault
         self.binary = binary
 
-    def _run(self, *args: str) -> str:
+    def _git(self, *args: str) -> str:
         # Explicit --git-dir/--work-tree win over GIT_DIR and any enclosing repository.
         command = [
             self.binary,
@@ -43,19 +43,19 @@ class VaultGit:
         if (self.vault / ".git" / "HEAD").exists():
             return
         self.vault.mkdir(parents=True, exist_ok=True)
-        self._run("init", "-q")
-        self._run("config", "user.name", "naturali")
-        self._run("config", "user.email", "naturali@localhost")
-        self._run("config", "commit.gpgsign", "false")
+        self._git("init", "-q")
+        self._git("config", "user.name", "naturali")
+        self._git("config", "user.email", "naturali@localhost")
+        self._git("config", "commit.gpgsign", "false")
 
     def commit(self, message: str, paths: list[str] | None = None) -> str | None:
         """Commit the given vault-relative paths (everything when None); the new commit id, or
         None when there was nothing to commit. Staging only the written paths keeps the cost
         flat as the vault grows."""
         self.ensure()
-        self._run("add", "-A", "--", *(paths or ["."]))
+        self._git("add", "-A", "--", *(paths or ["."]))
         try:
-            self._run("commit", "-q", "--no-verify", "-m", message)
+            self._git("commit", "-q", "--no-verify", "-m", message)
         except GitError as exc:
             if "nothing to commit" in str(exc) or "nothing added" in str(exc):
                 return None
@@ -73,6 +73,6 @@ class VaultGit:
                     return loose.read_text().strip()
             elif len(head) == 40:
                 return head
-            return self._run("rev-parse", "HEAD")
+            return self._git("rev-parse", "HEAD")
         except (GitError, OSError):
             return None

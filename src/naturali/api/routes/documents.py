@@ -110,7 +110,7 @@ async def create_document(
 ) -> DocumentOut:
     """Ingest a document: a file (Markdown, text, PDF) or JSON text. 409 if the path is taken."""
     upload = await _read_upload(request, update=False)
-    document = await _run(svc.documents.create, user, project_id, upload)
+    document = await _in_threadpool(svc.documents.create, user, project_id, upload)
     return DocumentOut.of(document)
 
 
@@ -147,7 +147,7 @@ async def update_document(
 ) -> DocumentOut:
     """A new version (same fields as create; omitted fields keep their values)."""
     upload = await _read_upload(request, update=True)
-    document = await _run(svc.documents.update, user, project_id, document_id, upload)
+    document = await _in_threadpool(svc.documents.update, user, project_id, document_id, upload)
     return DocumentOut.of(document)
 
 
@@ -157,6 +157,6 @@ def delete_document(project_id: str, document_id: str, user: CurrentUser, svc: S
     return Deleted(id=document_id)
 
 
-async def _run(fn: Any, *args: Any) -> Any:
+async def _in_threadpool(fn: Any, *args: Any) -> Any:
     """Ingest is CPU-bound (embedding): run it off the event loop."""
     return await run_in_threadpool(fn, *args)

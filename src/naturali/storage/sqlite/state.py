@@ -16,9 +16,9 @@ from naturali.ports.state import (
     JournalEntry,
     MatchMode,
     ProjectionRow,
+    ProjectionTable,
     ProjectionUnavailable,
     SessionRow,
-    Table,
     TemporalRow,
 )
 from naturali.storage.sqlite import journal
@@ -68,7 +68,7 @@ def _unavailable() -> Iterator[None]:
         raise ProjectionUnavailable(str(exc)) from exc
 
 
-def _names(scope: str, table: Table) -> tuple[str, str]:
+def _names(scope: str, table: ProjectionTable) -> tuple[str, str]:
     if not _SCOPE.match(scope):
         raise ValueError(f"bad scope key {scope!r}")
     infix = "" if table == "searched" else "history_"
@@ -78,7 +78,7 @@ def _names(scope: str, table: Table) -> tuple[str, str]:
 class SqliteState:
     def __init__(self, path: Path) -> None:
         self.db = Database(path)
-        self._rows: dict[tuple[str, Table], tuple[int, dict[str, tuple[str, int]]]] = {}
+        self._rows: dict[tuple[str, ProjectionTable], tuple[int, dict[str, tuple[str, int]]]] = {}
         self._temporal = TemporalProjection()
         with self.db.write() as conn:
             for statement in (_SCHEMA + journal.SCHEMA).split(";"):
@@ -171,7 +171,7 @@ class SqliteState:
         conn.execute("UPDATE state_meta_v1 SET value = value + 1 WHERE key = 'guards_version'")
 
     # projections -------------------------------------------------------------------------------
-    def projection_version(self, scope: str, table: Table) -> tuple[int, str] | None:
+    def projection_version(self, scope: str, table: ProjectionTable) -> tuple[int, str] | None:
         fts, _ = _names(scope, table)
         conn = self.db.conn()
         row = conn.execute(
@@ -188,7 +188,7 @@ class SqliteState:
     def reconcile(
         self,
         scope: str,
-        table: Table,
+        table: ProjectionTable,
         wanted: Mapping[str, str],
         load: Callable[[str], ProjectionRow],
     ) -> tuple[int, str, int]:
@@ -270,7 +270,7 @@ class SqliteState:
         )
 
     def _current_rows(
-        self, conn: sqlite3.Connection, scope: str, table: Table, ids: str, state: Any
+        self, conn: sqlite3.Connection, scope: str, table: ProjectionTable, ids: str, state: Any
     ) -> dict[str, tuple[str, int]]:
         """The projection's (hash, rowid) per record: from memory when the stored counter
         says nobody (no other process) changed it since we last wrote it."""
@@ -283,7 +283,7 @@ class SqliteState:
         }
 
     def match(
-        self, scope: str, table: Table, tokens: list[str], mode: MatchMode
+        self, scope: str, table: ProjectionTable, tokens: list[str], mode: MatchMode
     ) -> list[tuple[str, float]]:
         fts, ids = _names(scope, table)
         with _unavailable():
