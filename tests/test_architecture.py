@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md, checked by parsing imports: interfaces → service → domain →
+"""The layering of docs/DESIGN.md, checked by parsing imports: interfaces → service → domain →
 ports/adapters, one direction; SQL only in the storage adapter."""
 
 from __future__ import annotations
@@ -110,3 +110,10 @@ def test_service_methods_take_and_return_typed_models() -> None:
                     signature = ast.unparse(fn.args) + str(fn.returns and ast.unparse(fn.returns))
                     if cls.name != "Operation":  # the catalogue's HTTP body is JSON by nature
                         assert "dict[str, Any]" not in signature, f"{path}: {cls.name}.{fn.name}"
+
+
+def test_cited_documents_are_in_the_repository() -> None:
+    root = PACKAGE.parents[1]
+    for path in _modules():
+        for cited in re.findall(r"docs/[\w/.-]+\.md", path.read_text()):
+            assert (root / cited).exists(), f"{path} cites {cited}"

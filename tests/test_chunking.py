@@ -11,7 +11,7 @@ from naturali.embed.onnx import OnnxEmbedder
 from naturali.ingest.chunk import MAX_TOKENS, chunk_pages
 from naturali.ingest.extract import Page, extract
 
-DESIGN = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"
+DESIGN = Path(__file__).resolve().parents[2] / "shared" / "docs/DESIGN.md"
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 

@@ -1,4 +1,4 @@
-"""Dates and chronicle (spec: retrieval-and-dates.md, "Dates and Chronicle"), row by row."""
+"""Dates and chronicle (docs/spec/retrieval-and-dates.md, "Dates and Chronicle"), row by row."""
 
 from __future__ import annotations
 

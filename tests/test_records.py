@@ -1,5 +1,5 @@
 """knowledge_grep, knowledge_lookup, knowledge_records, knowledge_record over a vault written
-as files (spec: retrieval-and-dates.md, "Query contract" to "Index behavior")."""
+as files (docs/spec/retrieval-and-dates.md, "Query contract" to "Index behavior")."""
 
 from __future__ import annotations
 

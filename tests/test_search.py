@@ -1,4 +1,4 @@
-"""POST /v1/projects/{project_id}/knowledge/search, rule by rule (spec: search-api.md)."""
+"""POST /v1/projects/{project_id}/knowledge/search, rule by rule (docs/spec/search-api.md)."""
 
 from __future__ import annotations
 

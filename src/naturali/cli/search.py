@@ -1,4 +1,4 @@
-"""``naturali search-knowledge``: the search API from the shell (spec: search-api.md)."""
+"""``naturali search-knowledge``: the search API from the shell (docs/spec/search-api.md)."""
 
 from __future__ import annotations
 

@@ -26,6 +26,7 @@ class Auth:
         self._storage = storage
 
     def authenticate(self, token: str | None) -> User:
+        """The user a bearer token belongs to; Unauthenticated otherwise."""
         if not token:
             raise Unauthenticated("missing bearer token", code="missing_token")
         user = self._storage.user_for_token(hash_token(token))

@@ -1,4 +1,4 @@
-"""Dates and chronicle (spec: retrieval-and-dates.md, "Dates and Chronicle"): timeline,
+"""Dates and chronicle (docs/spec/retrieval-and-dates.md, "Dates and Chronicle"): timeline,
 chronicle day / since / last seen, over the temporal projections of a store's state.sqlite."""
 
 from __future__ import annotations

@@ -71,15 +71,18 @@ class Documents:
         self._max = max_upload_bytes
 
     def create(self, user: User, project_id: str, upload: Upload) -> Document:
+        """Ingest a new document: extract, chunk, embed and store it as version 1."""
         self._auth.require(user, project_id, "write")
         return self._ingest(project_id, None, upload)
 
     def update(self, user: User, project_id: str, document_id: str, upload: Upload) -> Document:
+        """A new version of a document (its chunks replaced in one transaction)."""
         self._auth.require(user, project_id, "write")
         current = self._get(project_id, document_id)
         return self._ingest(project_id, current, upload)
 
     def get(self, user: User, project_id: str, document_id: str) -> Document:
+        """One document of the project."""
         self._auth.require(user, project_id, "read")
         return self._get(project_id, document_id)
 
@@ -91,6 +94,7 @@ class Documents:
         cursor: str | None = None,
         limit: int = 20,
     ) -> DocumentPage:
+        """The project's documents by path, a page at a time."""
         self._auth.require(user, project_id, "read")
         if not 1 <= limit <= MAX_PAGE_SIZE:
             raise InvalidRequest(
@@ -105,6 +109,7 @@ class Documents:
         return DocumentPage(rows, _encode_cursor(rows[-1].path) if more else None)
 
     def delete(self, user: User, project_id: str, document_id: str) -> None:
+        """A document, its versions and its chunks."""
         self._auth.require(user, project_id, "write")
         self._get(project_id, document_id)
         self._storage.delete_document(project_id, document_id)

@@ -36,6 +36,7 @@ class Linked:
 
     @property
     def sources(self) -> list[str]:
+        """Every source linked to the entity, by relationship or sourced claim."""
         return sorted(set(self.notes) | set(self.claims))
 
 

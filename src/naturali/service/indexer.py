@@ -31,6 +31,7 @@ class BackgroundIndexer:
         self._busy = False
 
     def schedule(self, project_id: str, store_id: str) -> None:
+        """Index this store's writes soon, off the caller's thread."""
         with self._wake:
             if self._closed:
                 return
@@ -83,6 +84,7 @@ class BackgroundIndexer:
                     self._wake.notify_all()
 
     def close(self) -> None:
+        """Stop the worker after what is scheduled."""
         with self._wake:
             self._closed = True
             self._pending.clear()

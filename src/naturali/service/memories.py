@@ -68,12 +68,14 @@ class Memories:
         self._reconciling_guard = threading.Lock()
 
     def vault(self, store_id: str) -> Path:
+        """The directory of a store's Markdown records."""
         return self._stores.vault(store_id)
 
     # stores ---------------------------------------------------------------------------------
     def create_store(
         self, user: User, project_id: str, name: str, tags: dict[str, str] | None
     ) -> MemoryStore:
+        """A new memory store with an empty vault."""
         self._auth.require(user, project_id, "write")
         now = utcnow()
         store = MemoryStore(
@@ -94,10 +96,12 @@ class Memories:
         return store
 
     def list_stores(self, user: User, project_id: str) -> list[MemoryStore]:
+        """The project's memory stores."""
         self._auth.require(user, project_id, "read")
         return self._storage.list_memory_stores(project_id)
 
     def get_store(self, user: User, project_id: str, store_id: str) -> MemoryStore:
+        """One memory store of the project."""
         self._auth.require(user, project_id, "read")
         return self._store(project_id, store_id)
 
@@ -109,6 +113,7 @@ class Memories:
         name: str | None,
         tags: dict[str, str] | None,
     ) -> MemoryStore:
+        """Rename or retag a memory store."""
         self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         updated = MemoryStore(
@@ -155,6 +160,7 @@ class Memories:
         tags: dict[str, str] | None = None,
         title: str | None = None,
     ) -> Memory:
+        """A memory, written as a claim record through the write path and indexed."""
         self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         body = _content(content)
@@ -183,6 +189,7 @@ class Memories:
         tags: dict[str, str] | None = None,
         title: str | None = None,
     ) -> Memory:
+        """A new revision of a memory (fenced by the revision read)."""
         self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         current = self._active(store, memory_id)
@@ -208,6 +215,7 @@ class Memories:
         return self._indexed(store, receipt.records[0])
 
     def get(self, user: User, project_id: str, store_id: str, memory_id: str) -> Memory:
+        """One memory, as indexed from its record."""
         self._auth.require(user, project_id, "read")
         store = self._store(project_id, store_id)
         self.reconcile(store)
@@ -219,6 +227,7 @@ class Memories:
         return found
 
     def list(self, user: User, project_id: str, store_id: str) -> builtins.list[Memory]:
+        """The store's memories, oldest first."""
         self._auth.require(user, project_id, "read")
         store = self._store(project_id, store_id)
         self.reconcile(store)

@@ -3,9 +3,9 @@ model, result model, required role, where it lives over HTTP, and the service me
 runs it. The MCP tools and the CLI's ``knowledge`` commands are generated from it; the HTTP
 routes and the SDK are checked against it (tests/test_catalogue.py).
 
-The catalogue covers the records tools of a memory store (retrieval-and-dates.md) and the
-project's knowledge search (search-api.md); the CRUD of projects, members, documents, stores
-and memories is listed in ``RESOURCES`` for the same checks.
+The catalogue covers the records tools of a memory store (docs/spec/retrieval-and-dates.md)
+and the project's knowledge search (docs/spec/search-api.md); the CRUD of projects, members,
+documents, stores and memories is listed in ``RESOURCES`` for the same checks.
 """
 
 from __future__ import annotations

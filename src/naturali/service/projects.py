@@ -20,6 +20,7 @@ class Projects:
         self._auth = auth
 
     def create(self, user: User, name: str) -> tuple[Project, Member]:
+        """A project with the caller as its owner."""
         if not name.strip() or len(name) > 200:
             raise InvalidRequest("name must be 1–200 characters", code="invalid_name", param="name")
         validation.one_line(name, "name", "invalid_name")
@@ -30,19 +31,23 @@ class Projects:
         return project, owner
 
     def list(self, user: User) -> list[tuple[Project, Member]]:
+        """The projects the caller is a member of."""
         return self._storage.list_projects(user.id)
 
     def get(self, user: User, project_id: str) -> tuple[Project, Member]:
+        """One project the caller is a member of."""
         member = self._auth.require(user, project_id, "read")
         project = self._storage.get_project(project_id)
         assert project is not None
         return project, member
 
     def members(self, user: User, project_id: str) -> builtins.list[Member]:
+        """The project's members."""
         self._auth.require(user, project_id, "read")
         return self._storage.list_members(project_id)
 
     def put_member(self, user: User, project_id: str, user_id: str, role: str) -> Member:
+        """Add a member or change a role (owners only; the last owner stays)."""
         self._auth.require(user, project_id, "owner")
         if role not in ROLES:
             raise InvalidRequest(
@@ -57,6 +62,7 @@ class Projects:
         return member
 
     def remove_member(self, user: User, project_id: str, user_id: str) -> None:
+        """Remove a member (owners only; the last owner stays)."""
         self._auth.require(user, project_id, "owner")
         existing = self._storage.get_member(project_id, user_id)
         if existing is None:
@@ -94,6 +100,7 @@ class Users:
         return user, secret
 
     def new_token(self, user_id: str) -> str:
+        """Another token for a user; returned this once."""
         if self._storage.get_user(user_id) is None:
             raise NotFound(f"user {user_id} not found", code="user_not_found", param="user_id")
         secret = new_token()
@@ -101,4 +108,5 @@ class Users:
         return secret
 
     def count(self) -> int:
+        """How many users exist."""
         return self._storage.count_users()

@@ -1,4 +1,4 @@
-"""The records tools over a memory store's vault (spec: retrieval-and-dates.md):
+"""The records tools over a memory store's vault (docs/spec/retrieval-and-dates.md):
 knowledge_grep, knowledge_lookup, knowledge_records, knowledge_record.
 
 Markdown is authoritative: every call scans first (reusing what has not changed), and
@@ -50,6 +50,7 @@ class Records:
 
     # shared ------------------------------------------------------------------------------------
     def open_view(self, user: User, project_id: str, store_id: str) -> tuple[OpenStore, StoreView]:
+        """Check the caller may read the store, then scan it: its context and view."""
         self._auth.require(user, project_id, "read")
         if self._storage.get_memory_store(project_id, store_id) is None:
             raise NotFound(

@@ -95,7 +95,7 @@ class Paged(Strict):
 
 
 class SearchRequest(Strict):
-    """``POST /v1/projects/{project_id}/knowledge/search`` (spec: search-api.md)."""
+    """``POST /v1/projects/{project_id}/knowledge/search`` (docs/spec/search-api.md)."""
 
     query: Text | None = Field(None, description="The text to search semantically.")
     min_similarity: float | None = Field(
@@ -256,7 +256,7 @@ RecordType = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 
 
 class TimelineRequest(Paged):
-    """knowledge_timeline (spec: retrieval-and-dates.md, "Dates and Chronicle")."""
+    """knowledge_timeline (docs/spec/retrieval-and-dates.md, "Dates and Chronicle")."""
 
     entity: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
     kind: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = Field(

@@ -1,4 +1,4 @@
-"""Knowledge search (spec: search-api.md): which stores take part, fetch or rank, results.
+"""Knowledge search (docs/spec/search-api.md): which stores take part, fetch or rank, results.
 
 Filters are turned into a row mask before either leg runs, so a subset is ranked within
 itself and nothing outside the project (or outside the filters) can change a rank. The query
@@ -41,7 +41,7 @@ class Participation:
 
 
 def participation(request: SearchRequest) -> Participation:
-    """DESIGN.md "Search": a store takes part when its switch is on and there is a query or a
+    """docs/DESIGN.md "Search": a store takes part when its switch is on and there is a query or a
     selector for that store."""
     if not (request.include_documents or request.include_memories):
         raise InvalidRequest(
@@ -100,7 +100,7 @@ class Search:
         request: SearchRequest,
         ranking: Ranking = PRODUCT,
     ) -> list[KnowledgeResult]:
-        """The passages that answer ``request``, best first (search-api.md)."""
+        """The passages that answer ``request``, best first (docs/spec/search-api.md)."""
         self._auth.require(user, project_id, "read")
         taking_part = participation(request)
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}

@@ -52,6 +52,8 @@ class OpenStore:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def view(self) -> StoreView:
+        """The store as queries see it: the current scan with guards applied, cached per scan
+        generation, guards version and ontology."""
         try:
             scan = self.scanner.scan()
         except ScanLimitExceeded as exc:
@@ -152,9 +154,11 @@ class StoreRegistry:
         self._lock = threading.Lock()
 
     def vault(self, store_id: str) -> Path:
+        """The vault directory of a store."""
         return self._dir / store_id / "vault"
 
     def context(self, store_id: str) -> OpenStore:
+        """The store's open resources (scanner, state), made once per process."""
         with self._lock:
             opened = self._contexts.get(store_id)
             if opened is None:
@@ -180,6 +184,7 @@ class StoreRegistry:
             return opened
 
     def forget(self, store_id: str) -> None:
+        """Close and drop a deleted store's resources."""
         with self._lock:
             opened = self._contexts.pop(store_id, None)
         if opened is not None:
@@ -187,6 +192,7 @@ class StoreRegistry:
             opened.state.close()
 
     def close(self) -> None:
+        """Close every store's resources."""
         with self._lock:
             for opened in self._contexts.values():
                 opened.scanner.close()

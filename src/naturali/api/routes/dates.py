@@ -1,4 +1,4 @@
-"""Dates and chronicle over HTTP (spec: retrieval-and-dates.md, "Dates and Chronicle")."""
+"""Dates and chronicle over HTTP (docs/spec/retrieval-and-dates.md, "Dates and Chronicle")."""
 
 from __future__ import annotations
 

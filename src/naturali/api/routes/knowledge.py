@@ -1,4 +1,4 @@
-"""Knowledge search (spec: search-api.md)."""
+"""Knowledge search (docs/spec/search-api.md)."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS session_activity_v1 (
 );
 """
 _SCOPE = re.compile(r"^[a-z0-9]{1,32}$")
-# BM25 weights: title 8, aliases 6, body 1 (spec: retrieval-and-dates.md).
+# BM25 weights: title 8, aliases 6, body 1 (docs/spec/retrieval-and-dates.md).
 MAX_SCOPES = 32
 _WEIGHTS = "8.0, 6.0, 1.0"
 # What a keyword projection was built with: a projection of another fingerprint is rebuilt.
