@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "naturali"
@@ -117,3 +119,15 @@ def test_cited_documents_are_in_the_repository() -> None:
     for path in _modules():
         for cited in re.findall(r"docs/[\w/.-]+\.md", path.read_text()):
             assert (root / cited).exists(), f"{path} cites {cited}"
+
+
+def test_the_cli_starts_without_the_server_stack_or_the_sdk() -> None:
+    """``naturali --help`` stays fast (bench/startup.py measures it): the CLI's modules load
+    neither pydantic, httpx, numpy nor the service until a command needs them."""
+    code = (
+        "import sys, naturali.cli.main; "
+        "print(sorted(m for m in ('pydantic', 'httpx', 'numpy', 'naturali.service.container') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -7,13 +7,16 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
-from naturali.client import Client, NaturaliAPIError, NaturaliConnectionError
+from naturali.client._errors import NaturaliAPIError, NaturaliConnectionError
 from naturali.errors import NaturaliError
 from naturali.settings import Settings
+
+if TYPE_CHECKING:
+    from naturali.client import Client
 
 T = TypeVar("T")
 
@@ -56,6 +59,10 @@ def errors() -> Iterator[None]:
 
 
 def client(base_url: str | None, token: str | None) -> Client:
+    """The SDK for a command that talks to a server."""
+    # Imported here: httpx and the SDK's models are only loaded by commands that use them.
+    from naturali.client import Client
+
     s = settings(base_url=base_url, token=token)
     if not s.token:
         fail("no token: pass --token or set NATURALI_TOKEN")

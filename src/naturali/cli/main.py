@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from naturali.cli import admin, knowledge
+from naturali.cli import admin
 from naturali.cli.ingest import ingest
+from naturali.cli.lazy import LazyGroup
 from naturali.cli.mcp import mcp
 from naturali.cli.search import search_knowledge
 from naturali.cli.serve import serve
@@ -20,7 +21,14 @@ app.command()(ingest)
 app.command("search-knowledge")(search_knowledge)
 app.command()(mcp)
 app.add_typer(admin.app, name="admin")
-app.add_typer(knowledge.app, name="knowledge")
+app.add_typer(
+    typer.Typer(
+        cls=LazyGroup.of("naturali.cli.knowledge"),
+        help="The records tools of a memory store: search, lookup, inventory, dates and writes.",
+        no_args_is_help=True,
+    ),
+    name="knowledge",
+)
 
 
 if __name__ == "__main__":

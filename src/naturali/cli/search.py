@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
 
 from naturali.cli.common import (
     BaseUrl,
@@ -19,7 +18,9 @@ from naturali.cli.common import (
     parse_pairs,
     print_json,
 )
-from naturali.client import KnowledgeSearchResponse
+
+if TYPE_CHECKING:
+    from naturali.client import KnowledgeSearchResponse
 
 
 def search_knowledge(
@@ -98,6 +99,9 @@ def _local(
     project_id: str, body: dict[str, Any], data_dir: Path | None, token: str | None
 ) -> KnowledgeSearchResponse:
     # Imported here: the client path should not pay for loading the service stack.
+    from pydantic import ValidationError
+
+    from naturali.client import KnowledgeSearchResponse
     from naturali.service.requests import SearchRequest
 
     naturali = local_service(data_dir)

@@ -3,24 +3,15 @@
 >>> client = Client(base_url="http://127.0.0.1:8600", token="nk_…")
 >>> hits = client.knowledge.search_knowledge(project_id="proj_…", query="refunds", limit=5)
 >>> for hit in hits.results: print(hit.score, hit.source_type, hit.content)
+
+The names load on first use (a documented lazy import): a command that only catches the
+errors does not pay for httpx and pydantic.
 """
 
-from naturali.client._client import (
-    Client,
-    NaturaliAPIError,
-    NaturaliClientError,
-    NaturaliConnectionError,
-    NaturaliTimeoutError,
-)
-from naturali.client._models import (
-    Document,
-    DocumentKnowledgeResult,
-    KnowledgeSearchResponse,
-    Memory,
-    MemoryKnowledgeResult,
-    MemoryStore,
-    Project,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "Client",
@@ -36,3 +27,36 @@ __all__ = [
     "NaturaliTimeoutError",
     "Project",
 ]
+
+_HOME = {
+    "Client": "_client",
+    "NaturaliAPIError": "_errors",
+    "NaturaliClientError": "_errors",
+    "NaturaliConnectionError": "_errors",
+    "NaturaliTimeoutError": "_errors",
+}
+
+if TYPE_CHECKING:
+    from naturali.client._client import Client
+    from naturali.client._errors import (
+        NaturaliAPIError,
+        NaturaliClientError,
+        NaturaliConnectionError,
+        NaturaliTimeoutError,
+    )
+    from naturali.client._models import (
+        Document,
+        DocumentKnowledgeResult,
+        KnowledgeSearchResponse,
+        Memory,
+        MemoryKnowledgeResult,
+        MemoryStore,
+        Project,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'naturali.client' has no attribute {name!r}")
+    module = importlib.import_module(f"naturali.client.{_HOME.get(name, '_models')}")
+    return getattr(module, name)
