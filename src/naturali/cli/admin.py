@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from naturali.cli.common import DataDir, errors, fail, local_service, print_json
+from naturali.cli.common import DataDir, errors, local_service, print_json
 
 app = typer.Typer(
     help="Manage users, tokens, projects and members on the data dir.", no_args_is_help=True
@@ -34,14 +34,6 @@ def create_token(user_id: str, data_dir: Annotated[Path | None, DataDir] = None)
     print_json({"user_id": user_id, "token": token})
 
 
-def _acting_owner(svc: object, project_id: str) -> object:
-    naturali = svc
-    owners = [m for m in naturali.storage.list_members(project_id) if m.role == "owner"]  # type: ignore[attr-defined]
-    if not owners:
-        fail(f"project {project_id} not found")
-    return naturali.storage.get_user(owners[0].user_id)  # type: ignore[attr-defined]
-
-
 @projects.command("create")
 def create_project(
     name: str,
@@ -50,11 +42,8 @@ def create_project(
 ) -> None:
     """Create a project owned by a user."""
     with errors():
-        naturali = local_service(data_dir)
-        user = naturali.storage.get_user(owner)
-        if user is None:
-            fail(f"user {owner} not found")
-        project, _ = naturali.projects.create(user, name)
+        services = local_service(data_dir)
+        project, _ = services.projects.create(services.users.get(owner), name)
     print_json({"id": project.id, "name": project.name, "owner": owner})
 
 
@@ -63,12 +52,10 @@ def list_projects(
     user_id: Annotated[str, typer.Option("--user", help="Whose projects")],
     data_dir: Annotated[Path | None, DataDir] = None,
 ) -> None:
+    """The projects a user is a member of, with their role."""
     with errors():
-        naturali = local_service(data_dir)
-        user = naturali.storage.get_user(user_id)
-        if user is None:
-            fail(f"user {user_id} not found")
-        rows = naturali.projects.list(user)
+        services = local_service(data_dir)
+        rows = services.projects.list(services.users.get(user_id))
     print_json([{"id": p.id, "name": p.name, "role": m.role} for p, m in rows])
 
 
@@ -81,10 +68,9 @@ def add_member(
 ) -> None:
     """Add a member to a project, or change their role."""
     with errors():
-        naturali = local_service(data_dir)
-        member = naturali.projects.put_member(
-            _acting_owner(naturali, project_id), project_id, user_id, role
-        )
+        services = local_service(data_dir)
+        owner = services.auth.acting_user(project_id, None)
+        member = services.projects.put_member(owner, project_id, user_id, role)
     print_json({"project_id": project_id, "user_id": user_id, "role": member.role})
 
 
@@ -92,9 +78,11 @@ def add_member(
 def remove_member(
     project_id: str, user_id: str, data_dir: Annotated[Path | None, DataDir] = None
 ) -> None:
+    """Remove a member from a project (the last owner stays)."""
     with errors():
-        naturali = local_service(data_dir)
-        naturali.projects.remove_member(_acting_owner(naturali, project_id), project_id, user_id)
+        services = local_service(data_dir)
+        owner = services.auth.acting_user(project_id, None)
+        services.projects.remove_member(owner, project_id, user_id)
     print_json({"project_id": project_id, "user_id": user_id, "removed": True})
 
 

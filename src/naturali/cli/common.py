@@ -17,6 +17,7 @@ from naturali.settings import Settings
 
 if TYPE_CHECKING:
     from naturali.client import Client
+    from naturali.service.container import Services
 
 T = TypeVar("T")
 
@@ -87,7 +88,7 @@ def parse_pairs(values: list[str] | None, option: str) -> dict[str, str] | None:
     return out
 
 
-def local_service(data_dir: Path | None) -> Any:
+def local_service(data_dir: Path | None) -> Services:
     # Imported here: the client commands should not pay for loading the server's stack.
     from naturali.compose import build_services
 

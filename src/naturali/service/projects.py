@@ -99,6 +99,13 @@ class Users:
         self._storage.create_user(user, hash_token(secret))
         return user, secret
 
+    def get(self, user_id: str) -> User:
+        """The user with this id; NotFound otherwise."""
+        user = self._storage.get_user(user_id)
+        if user is None:
+            raise NotFound(f"user {user_id} not found", code="user_not_found", param="user_id")
+        return user
+
     def new_token(self, user_id: str) -> str:
         """Another token for a user; returned this once."""
         if self._storage.get_user(user_id) is None:
