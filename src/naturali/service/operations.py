@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel
 
@@ -64,7 +65,7 @@ class Operation:
         )
         if self.path_field is None:
             return path
-        return path.replace("{slot}", str(getattr(request, self.path_field)))
+        return path.replace("{slot}", quote(str(getattr(request, self.path_field)), safe=""))
 
     def body(self, request: BaseModel) -> dict[str, Any] | None:
         """The JSON body sent over HTTP: the request's set fields (none for a GET)."""
@@ -73,22 +74,36 @@ class Operation:
         return request.model_dump(mode="json", exclude_none=True)
 
 
-def _search(s: Services, u: User, t: Target, r: req.SearchRequest) -> KnowledgeSearchResponse:
-    return KnowledgeSearchResponse(results=s.search.search(u, t.project_id, r))
+def _search(
+    services: Services, user: User, target: Target, request: req.SearchRequest
+) -> KnowledgeSearchResponse:
+    return KnowledgeSearchResponse(results=services.search.search(user, target.project_id, request))
 
 
 def _store(
     method: Callable[[Services], Callable[[User, str, str, Any], BaseModel]],
 ) -> Runner:
     """A store operation's runner: the service method called with the request."""
-    return lambda s, u, t, r: method(s)(u, t.project_id, t.store_id, r)
+
+    def run(services: Services, user: User, target: Target, request: Any) -> BaseModel:
+        return method(services)(user, target.project_id, target.store_id, request)
+
+    return run
 
 
 def _store_by(
     method: Callable[[Services], Callable[[User, str, str, str], BaseModel]], field: str
 ) -> Runner:
     """A store operation whose service method takes one field of the request."""
-    return lambda s, u, t, r: method(s)(u, t.project_id, t.store_id, getattr(r, field))
+
+    def run(services: Services, user: User, target: Target, request: Any) -> BaseModel:
+        return method(services)(user, target.project_id, target.store_id, getattr(request, field))
+
+    return run
+
+
+def _resume(services: Services, user: User, target: Target, request: Any) -> BaseModel:
+    return services.mutations.resume(user, target.project_id, target.store_id)
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -116,7 +131,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "POST",
         STORE_BASE + "/grep",
-        _store(lambda s: s.records.grep),
+        _store(lambda services: services.records.grep),
         cli="grep",
         sdk="records.grep",
         argument="query",
@@ -132,7 +147,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "POST",
         STORE_BASE + "/lookup",
-        _store(lambda s: s.records.lookup),
+        _store(lambda services: services.records.lookup),
         cli="lookup",
         sdk="records.lookup",
         argument="query",
@@ -148,7 +163,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "POST",
         STORE_BASE + "/records",
-        _store(lambda s: s.records.inventory),
+        _store(lambda services: services.records.inventory),
         cli="records",
         sdk="records.records",
     ),
@@ -160,7 +175,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "GET",
         STORE_BASE + "/records/{record_id}",
-        _store_by(lambda s: s.records.record, "id"),
+        _store_by(lambda services: services.records.record, "id"),
         cli="record",
         sdk="records.record",
         path_field="id",
@@ -177,7 +192,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "POST",
         STORE_BASE + "/timeline",
-        _store(lambda s: s.dates.timeline),
+        _store(lambda services: services.dates.timeline),
         cli="timeline",
         sdk="records.timeline",
     ),
@@ -192,7 +207,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "POST",
         STORE_BASE + "/chronicle/day",
-        _store(lambda s: s.dates.chronicle_day),
+        _store(lambda services: services.dates.chronicle_day),
         cli="chronicle-day",
         sdk="records.chronicle_day",
         argument="date",
@@ -205,7 +220,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "POST",
         STORE_BASE + "/chronicle/since",
-        _store(lambda s: s.dates.chronicle_since),
+        _store(lambda services: services.dates.chronicle_since),
         cli="chronicle-since",
         sdk="records.chronicle_since",
         argument="since",
@@ -218,7 +233,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "POST",
         STORE_BASE + "/chronicle/last_seen",
-        _store(lambda s: s.dates.last_seen),
+        _store(lambda services: services.dates.last_seen),
         cli="last-seen",
         sdk="records.last_seen",
         argument="entity",
@@ -234,7 +249,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "write",
         "POST",
         STORE_BASE + "/save",
-        _store(lambda s: s.mutations.save),
+        _store(lambda services: services.mutations.save),
         cli="save",
         sdk="records.save",
     ),
@@ -246,7 +261,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "write",
         "POST",
         STORE_BASE + "/correct",
-        _store(lambda s: s.mutations.correct),
+        _store(lambda services: services.mutations.correct),
         cli="correct",
         sdk="records.correct",
         argument="id",
@@ -259,7 +274,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "write",
         "POST",
         STORE_BASE + "/withdraw",
-        _store(lambda s: s.mutations.withdraw),
+        _store(lambda services: services.mutations.withdraw),
         cli="withdraw",
         sdk="records.withdraw",
         argument="id",
@@ -272,7 +287,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "write",
         "POST",
         STORE_BASE + "/resume",
-        lambda s, u, t, r: s.mutations.resume(u, t.project_id, t.store_id),
+        _resume,
         cli="resume",
         sdk="records.resume",
     ),
@@ -284,7 +299,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "GET",
         STORE_BASE + "/mutations/{requestId}",
-        _store_by(lambda s: s.mutations.mutation, "requestId"),
+        _store_by(lambda services: services.mutations.mutation, "requestId"),
         cli="mutation",
         sdk="records.mutation",
         path_field="requestId",
@@ -298,7 +313,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         "GET",
         STORE_BASE + "/records/{record_id}/history",
-        _store_by(lambda s: s.mutations.history, "id"),
+        _store_by(lambda services: services.mutations.history, "id"),
         cli="history",
         sdk="records.history",
         path_field="id",
