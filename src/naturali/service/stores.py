@@ -79,9 +79,10 @@ class OpenStore:
             if self._entries[0] != version or self._entries[1] is not ontology:
                 self._entries = (version, ontology, {})
             reuse = self._entries[2]
-            live = {r.key for r in scan.records.values()}
-            for stale in reuse.keys() - live:
-                del reuse[stale]  # files that changed or left
+            if len(reuse) > len(scan.records) + 1024:  # amortized: files that changed or left
+                live = {r.key for r in scan.records.values()}
+                for stale in reuse.keys() - live:
+                    del reuse[stale]
             view = StoreView(
                 scan,
                 eligible(scan, guards, ontology, reuse),

@@ -37,15 +37,14 @@ class ScannedRecord:
     id: str = ""
     references: frozenset[str] = frozenset()  # declared dependencies, endpoints, entities
     token: int = 0  # 128 bits of sha256(id, content hash), summed into snapshots
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """The file and its content: what anything derived from this record depends on."""
-        return (self.path, self.sha256)
+    # The file and its content: what anything derived from this record depends on (caches
+    # of derived values are keyed on it).
+    key: tuple[str, str] = ("", "")
 
     def __post_init__(self) -> None:
         # Computed once per parse: queries read these for every record.
         object.__setattr__(self, "id", self.record.id)
+        object.__setattr__(self, "key", (self.path, self.sha256))
         object.__setattr__(self, "references", frozenset(_references(self.record.front)))
         digest = hashlib.sha256(f"{self.id}\0{self.sha256}".encode()).digest()
         object.__setattr__(self, "token", int.from_bytes(digest[:16], "big"))
