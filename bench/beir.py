@@ -39,10 +39,11 @@ def recall_at(ranked: list[str], relevant: dict[str, int], k: int = 100) -> floa
     return len(wanted & set(ranked[:k])) / len(wanted) if wanted else 0.0
 
 
-def doc_ranking(results: list[dict[str, Any]]) -> list[str]:
+def doc_ranking(paths: list[str]) -> list[str]:
+    """BEIR document ids in rank order from the hits' paths (a document at its best chunk)."""
     seen: dict[str, None] = {}
-    for hit in results:
-        seen.setdefault(hit["path"].rsplit("/", 1)[1].removesuffix(".md"), None)
+    for path in paths:
+        seen.setdefault(path.rsplit("/", 1)[1].removesuffix(".md"), None)
     return list(seen)
 
 
@@ -83,7 +84,7 @@ def main() -> None:
         for qid, relevant in judged.items():
             request = SearchRequest(query=texts[qid], limit=100, include_memories=False)
             results = naturali.search.search(user, project_id, request, **options)
-            ranked = doc_ranking(results)
+            ranked = doc_ranking([r.path for r in results if r.source_type == "document"])
             scores.append((ndcg_at(ranked, relevant), recall_at(ranked, relevant)))
         runs[name] = scores
 
@@ -100,7 +101,7 @@ def main() -> None:
                 headers={"Authorization": f"Bearer {token}"},
                 json={"query": texts[qid], "limit": 100},
             )
-            ranked = doc_ranking(response.json()["results"])
+            ranked = doc_ranking([r["path"] for r in response.json()["results"]])
             http_scores.append((ndcg_at(ranked, relevant), recall_at(ranked, relevant)))
     runs["hybrid, naturali via HTTP"] = http_scores
 
