@@ -20,6 +20,7 @@ from naturali.embed.onnx import OnnxEmbedder
 from naturali.service.container import Services
 from naturali.service.operations import OPERATIONS
 from naturali.settings import Settings
+from postgres import PostgresServer
 
 
 @pytest.fixture(scope="session")
@@ -84,8 +85,35 @@ class Api:
         return self.post(f"/v1/projects/{project_id}/knowledge/search", token, json=body)
 
 
-def make_api(tmp_path: Path, embedder: OnnxEmbedder, **settings: Any) -> Iterator[Api]:
-    naturali = build_services(Settings(data_dir=tmp_path / "data", **settings), embedder=embedder)
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    server = PostgresServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """The settings of one backend: the embedded SQLite store, or a fresh PostgreSQL
+    database on the session's real server. Tests on ``api`` run on both."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    server: PostgresServer = request.getfixturevalue("postgres")
+    url = server.new_database()
+    yield {"database_url": url}
+    server.drop(url)
+
+
+def make_api(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any] | None = None, **settings: Any
+) -> Iterator[Api]:
+    naturali = build_services(
+        Settings(data_dir=tmp_path / "data", **(backend or {}), **settings), embedder=embedder
+    )
     token = naturali.bootstrap()
     assert token
     with TestClient(create_app(naturali), raise_server_exceptions=False) as http:
@@ -113,8 +141,8 @@ def validate_result(response: httpx.Response) -> None:
 
 
 @pytest.fixture
-def api(tmp_path: Path, embedder: OnnxEmbedder) -> Iterator[Api]:
-    yield from make_api(tmp_path, embedder)
+def api(tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]) -> Iterator[Api]:
+    yield from make_api(tmp_path, embedder, backend)
 
 
 def assert_error(response: Any, status: int, code: str | None = None) -> dict[str, Any]:

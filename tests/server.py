@@ -28,11 +28,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(data_dir: Path, cwd: Path) -> Server:
+def start(
+    data_dir: Path,
+    cwd: Path,
+    *,
+    token: str | None = None,
+    env: dict[str, str] | None = None,
+    log_name: str = "server.log",
+) -> Server:
+    """A server on ``data_dir`` with the demo project; ``env`` adds settings (a database
+    URL, a cache dir), ``token`` is the owner's (the bootstrap token of a first start)."""
     port = free_port()
-    token = "nk_test_" + os.urandom(16).hex()
-    env = {**os.environ, "NATURALI_BOOTSTRAP_TOKEN": token, "NATURALI_DATA_DIR": str(data_dir)}
-    log = (cwd / "server.log").open("wb")
+    token = token or "nk_test_" + os.urandom(16).hex()
+    env = {
+        **os.environ,
+        "NATURALI_BOOTSTRAP_TOKEN": token,
+        "NATURALI_DATA_DIR": str(data_dir),
+        **(env or {}),
+    }
+    log = (cwd / log_name).open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "naturali.cli.main", "serve", "--demo", "--port", str(port)],
         cwd=cwd,
@@ -44,7 +58,7 @@ def start(data_dir: Path, cwd: Path) -> Server:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError((cwd / "server.log").read_text())
+            raise RuntimeError((cwd / log_name).read_text())
         try:
             if httpx.get(base_url + "/healthz", timeout=1).status_code == 200:
                 break
@@ -52,7 +66,7 @@ def start(data_dir: Path, cwd: Path) -> Server:
             time.sleep(0.2)
     else:
         process.kill()
-        raise RuntimeError("server did not start: " + (cwd / "server.log").read_text())
+        raise RuntimeError("server did not start: " + (cwd / log_name).read_text())
     projects = httpx.get(
         base_url + "/v1/projects", headers={"Authorization": f"Bearer {token}"}
     ).json()["data"]

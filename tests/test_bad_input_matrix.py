@@ -8,11 +8,12 @@ import hashlib
 import json
 import re
 import sqlite3
-from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
+from naturali.settings import Settings
 from pdfs import pdf_bomb
 from test_authz_matrix import OPERATIONS, World, world  # noqa: F401 (the fixture)
 
@@ -26,13 +27,17 @@ WRITES = sorted(
 )
 
 
-def fingerprint(data_dir: Path) -> str:
-    """Files (but SQLite's, whose pages move on reads) by content, and every catalog row."""
+def fingerprint(settings: Settings) -> str:
+    """Files (but SQLite's, whose pages move on reads) by content, and every catalog row
+    (in catalog.sqlite, or in the PostgreSQL database)."""
+    data_dir = settings.data_dir
     digest = hashlib.sha256()
     for path in sorted(data_dir.rglob("*")):
         if path.is_file() and ".sqlite" not in path.name and path.name != "write.lock":
             digest.update(str(path.relative_to(data_dir)).encode())
             digest.update(hashlib.sha256(path.read_bytes()).digest())
+    if settings.database_url is not None:
+        return _postgres_rows(settings.database_url, digest)
     with sqlite3.connect(f"file:{data_dir / 'catalog.sqlite'}?mode=ro", uri=True) as conn:
         tables = [
             r[0]
@@ -43,6 +48,17 @@ def fingerprint(data_dir: Path) -> str:
             for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1"):
                 digest.update(repr(tuple(row)).encode())
     return digest.hexdigest()
+
+
+def _postgres_rows(url: str, digest: Any) -> str:
+    with psycopg.connect(url) as conn:
+        tables = conn.execute(
+            b"SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
+        ).fetchall()
+        for (table,) in tables:
+            for row in conn.execute(f"SELECT * FROM {table} t ORDER BY t::text".encode()):
+                digest.update(repr(tuple(row)).encode())
+    return str(digest.hexdigest())
 
 
 def _spoil(body: dict[str, Any], bad: str) -> str:
@@ -66,8 +82,8 @@ BAD = {
 
 @pytest.mark.parametrize("bad", sorted(BAD))
 def test_bad_input_changes_nothing(world: World, bad: str) -> None:  # noqa: F811
-    data_dir = world.api.naturali.settings.data_dir
-    before = fingerprint(data_dir)
+    settings = world.api.naturali.settings
+    before = fingerprint(settings)
     for method, path in WRITES:
         url = re.sub(r"\{(\w+)\}", lambda m: world.ids()[m.group(1)], path)
         body = OPERATIONS[(method, path)][1](world)
@@ -81,12 +97,12 @@ def test_bad_input_changes_nothing(world: World, bad: str) -> None:  # noqa: F81
         assert 400 <= response.status_code < 500, (bad, method, path, response.text)
         assert set(response.json()) == {"error"}, response.text
         assert set(response.json()["error"]) == {"type", "code", "message", "param"}
-    assert fingerprint(data_dir) == before, bad
+    assert fingerprint(settings) == before, bad
 
 
 def test_chunked_oversized_bodies_and_bombs_change_nothing(world: World) -> None:  # noqa: F811
-    data_dir = world.api.naturali.settings.data_dir
-    before = fingerprint(data_dir)
+    settings = world.api.naturali.settings
+    before = fingerprint(settings)
 
     def chunks() -> Any:
         yield b'{"query": "'
@@ -112,4 +128,4 @@ def test_chunked_oversized_bodies_and_bombs_change_nothing(world: World) -> None
             method, url, files=files, data={"path": "/bomb.pdf"}, headers=world.api.headers()
         )
         assert response.status_code == 400, response.text
-    assert fingerprint(data_dir) == before
+    assert fingerprint(settings) == before

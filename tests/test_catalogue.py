@@ -259,7 +259,8 @@ def test_every_operation_with_every_parameter_in_the_cli(
 def test_every_operation_with_every_parameter_over_mcp_stdio(world: StoreVault) -> None:
     world.api.naturali.indexer.idle(30)
     data_dir = world.api.naturali.settings.data_dir
-    sent, tools = anyio.run(_over_stdio, data_dir, world.project, world.store)
+    database = world.api.naturali.settings.database_url
+    sent, tools = anyio.run(_over_stdio, data_dir, world.project, world.store, database)
     _every_parameter(sent)
     for op in OPERATIONS:
         schema = tools[op.name].input_schema
@@ -268,7 +269,9 @@ def test_every_operation_with_every_parameter_over_mcp_stdio(world: StoreVault) 
         assert set(schema.get("required", [])) == required, op.name
 
 
-async def _over_stdio(data_dir: Path, project: str, store: str) -> tuple[set[Any], dict[str, Any]]:
+async def _over_stdio(
+    data_dir: Path, project: str, store: str, database: str | None
+) -> tuple[set[Any], dict[str, Any]]:
     params = StdioServerParameters(
         command=sys.executable,
         args=[
@@ -282,7 +285,8 @@ async def _over_stdio(data_dir: Path, project: str, store: str) -> tuple[set[Any
             "--data-dir",
             str(data_dir),
         ],
-        env={k: v for k, v in os.environ.items() if not k.startswith("NATURALI_")},
+        env={k: v for k, v in os.environ.items() if not k.startswith("NATURALI_")}
+        | ({"NATURALI_DATABASE_URL": database} if database else {}),
     )
     async with stdio_client(params) as (read, writer), ClientSession(read, writer) as session:
         await session.initialize()

@@ -20,6 +20,7 @@ def vault(api: Api) -> Vault:
     return Vault(api)
 
 
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # inspects SQLite files
 def test_occurrence_comes_from_structured_fields_only(vault: Vault) -> None:
     vault.write(
         "clm_a",

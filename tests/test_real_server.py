@@ -227,13 +227,15 @@ def test_cli_knowledge_commands(server: Server) -> None:
 
 def test_every_cli_command_is_documented() -> None:
     import typer.main
+    from typer._click import Context
 
     from naturali.cli.main import app
 
     readme = (ROOT / "README.md").read_text()
     group = typer.main.get_group(app)
     for name, command in group.commands.items():
-        sub = getattr(command, "commands", None)
+        # list_commands, not .commands: the knowledge group loads its commands lazily
+        sub = command.list_commands(Context(command)) if hasattr(command, "list_commands") else []
         names = [f"{name} {s}" for s in sub] if sub else [name]
         for full in names:
             assert f"naturali {full}" in readme, f"naturali {full} is not in the README"

@@ -223,6 +223,7 @@ def test_unavailable_dependencies_endpoints_entities_exclude(vault: Vault) -> No
     assert vault.ids("tea", lifecycle="all") == ["clm_ok"]
 
 
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # inspects SQLite files
 def test_withdrawn_record_stays_out_when_a_stale_file_returns(vault: Vault) -> None:
     memories = f"/v1/projects/{vault.project}/memory_stores/{vault.store}/memories"
     memory = vault.api.post(memories, json={"content": "The vault key is under the mat."}).json()
@@ -314,6 +315,7 @@ def test_complete_hit_fields_and_freshness(vault: Vault) -> None:
     assert again["indexedAt"] == fresh["indexedAt"]
 
 
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # inspects SQLite files
 def test_projection_tables_and_reconcile(vault: Vault) -> None:
     for i in range(5):
         vault.write(f"clm_{i}", f"heron {i}")

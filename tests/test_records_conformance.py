@@ -185,6 +185,7 @@ def test_a_vault_over_its_file_limit_is_refused(tmp_path: Path, embedder: OnnxEm
 
 
 # 13 -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # inspects SQLite files
 def test_a_locked_date_index_is_unavailable_not_a_client_error(vault: Vault) -> None:
     vault.write("clm_d", "pelican", occurred_at="2026-05-04")
     opened = vault.api.naturali.stores.context(vault.store)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import sqlite3
 
 import numpy as np
+import pytest
 
 from conftest import Api
 
 
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # inspects SQLite files
 def test_vectors_of_another_model_are_reembedded(api: Api) -> None:
     project_id = api.project()
     doc = api.doc(project_id, "/a.md", "Refunds are processed within five business days.")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Api, assert_error
+from conftest import Api, assert_error, make_api
+from naturali.embed.onnx import OnnxEmbedder
 
 DOCS = {
     "/handbook/support/refunds.md": "Refunds are processed within five business days.",
@@ -296,3 +299,21 @@ def test_query_is_not_stored(api: Api) -> None:
     for path in data_dir.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+@pytest.fixture
+def tight(tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]) -> Iterator[Api]:
+    """A server whose index memory budget holds no more than the project being searched."""
+    yield from make_api(tmp_path, embedder, backend, index_memory_bytes=1)
+
+
+def test_the_index_memory_budget_drops_the_least_recently_searched(tight: Api) -> None:
+    first, second = tight.project("first"), tight.project("second")
+    tight.doc(first, "/a.md", "Refunds are processed within five business days.")
+    tight.doc(second, "/b.md", "Escalations go to the on-call engineer.")
+    before = _results(tight, first, query="refunds")
+    assert list(tight.naturali.indexes.loaded()) == [first]
+    _results(tight, second, query="escalations")
+    assert list(tight.naturali.indexes.loaded()) == [second]  # the first one was dropped
+    assert _results(tight, first, query="refunds") == before  # and reloads on demand
+    assert list(tight.naturali.indexes.loaded()) == [first]

@@ -40,6 +40,15 @@ class Settings:
     # Seconds a search may spend indexing vault files edited by other means (the rest waits
     # for the next search); writes through naturali index on the writer's time.
     reconcile_budget_seconds: float = 2.0
+    # PostgreSQL (``postgresql://…``, needs the ``postgres`` extra) instead of catalog.sqlite:
+    # the shared store of several servers. Without it everything stays in the data dir.
+    database_url: str | None = None
+    # Per-server rebuildable state (keyword and temporal projections); <data_dir>/cache when
+    # unset. With PostgreSQL each server needs its own (the data dir is shared).
+    cache_dir: Path | None = None
+    # In-memory search indexes beyond this are dropped, least recently searched first, and
+    # reloaded from the store on demand.
+    index_memory_bytes: int = 2048 * MiB
     # Client side (CLI, MCP over HTTP).
     base_url: str = "http://127.0.0.1:8600"
     token: str | None = None
@@ -47,6 +56,15 @@ class Settings:
     def __post_init__(self) -> None:
         if self.bootstrap_token is not None:
             _check_secret(self.bootstrap_token)
+        if self.database_url is not None and not self.database_url.startswith(
+            ("postgresql://", "postgres://")
+        ):
+            raise ValueError("database_url must be a postgresql:// URL")
+
+    @property
+    def local_cache_dir(self) -> Path:
+        """Where this server keeps what it can rebuild."""
+        return self.cache_dir or self.data_dir / "cache"
 
     @classmethod
     def load(
@@ -108,10 +126,12 @@ def _from_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def _coerce(default: Any, annotation: Any, raw: Any) -> Any:
-    if isinstance(default, Path) or annotation in ("Path", Path):
+    if isinstance(default, Path) or annotation in ("Path", Path, "Path | None"):
         return Path(raw).expanduser()
     if isinstance(default, bool):
         return str(raw).lower() in ("1", "true", "yes", "on")
     if isinstance(default, int):
         return int(raw)
+    if isinstance(default, float):
+        return float(raw)
     return None if raw is None else str(raw)

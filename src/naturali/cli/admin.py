@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from naturali.cli.common import DataDir, errors, local_service, print_json
+from naturali.cli.common import DataDir, errors, local_service, print_json, settings
 
 app = typer.Typer(
     help="Manage users, tokens, projects and members on the data dir.", no_args_is_help=True
@@ -84,6 +84,23 @@ def remove_member(
         owner = services.auth.acting_user(project_id, None)
         services.projects.remove_member(owner, project_id, user_id)
     print_json({"project_id": project_id, "user_id": user_id, "removed": True})
+
+
+@app.command("migrate")
+def migrate(
+    data_dir: Annotated[Path | None, DataDir] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option("--database-url", help="postgresql://… [env NATURALI_DATABASE_URL]"),
+    ] = None,
+) -> None:
+    """Run the store's schema migrations alone (``naturali serve`` also runs them on start)."""
+    # Imported here: the other commands should not pay for loading the service stack.
+    from naturali.compose import migrate_database
+
+    with errors():
+        migrate_database(settings(data_dir=data_dir, database_url=database_url))
+    print_json({"migrated": True})
 
 
 @app.command("reembed")

@@ -16,6 +16,16 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Port [8600]")] = None,
     data_dir: Annotated[Path | None, DataDir] = None,
     demo: Annotated[bool, typer.Option(help="Create the demo project from shipped docs")] = False,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            help="postgresql://… shared by several servers [env NATURALI_DATABASE_URL]",
+        ),
+    ] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option("--cache-dir", help="This server's rebuildable state")
+    ] = None,
 ) -> None:
     """Start the HTTP API. On first start, creates the owner user and prints its token once."""
     # Imported here: the other commands should not pay for loading the server's stack.
@@ -26,7 +36,9 @@ def serve(
     from naturali.service.container import OWNER_TOKEN_FILE
     from naturali.service.demo import ensure_demo
 
-    s = settings(host=host, port=port, data_dir=data_dir)
+    s = settings(
+        host=host, port=port, data_dir=data_dir, database_url=database_url, cache_dir=cache_dir
+    )
     naturali = build_services(s)
     token = naturali.bootstrap()
     if token:

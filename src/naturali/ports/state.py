@@ -4,6 +4,7 @@ safeguards, which are not (withdrawal and supersession guards)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -81,6 +82,10 @@ class JournalEntry:
 
 class StateStore(Protocol):
     """Keyword projections and guards (below) plus the temporal projections (TemporalStore)."""
+
+    def write_lock(self) -> AbstractContextManager[None]:
+        """Held around a write: one writer per store across threads, processes and hosts."""
+        ...
 
     def claim_identity(self, store_id: str) -> str:
         """Record ``store_id`` as this state's store unless one is recorded; return it."""

@@ -86,6 +86,14 @@ class ProjectIndex:
 
     _owner_sources: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
 
+    def memory_bytes(self) -> int:
+        """What this index holds in memory, estimated: its arrays, its BM25 postings, and
+        ~200 bytes of bookkeeping per row and per owner."""
+        arrays = sum(
+            a.nbytes for a in (self.vectors, self.alive, self.source, self.owner, self.seqs)
+        )
+        return arrays + self.lexical.memory_bytes() + 200 * (self.n + len(self.owner_keys))
+
     def owner_of(self, row: int) -> OwnerAttrs | None:
         """The document or memory a row's chunk belongs to (None while it is being loaded)."""
         return self.owner_attrs.get(int(self.owner[row]))
@@ -194,11 +202,18 @@ class IndexRegistry:
     """One ``ProjectIndex`` per project, synced before each search under a per-project lock."""
 
     def __init__(
-        self, storage: Storage, dimension: Callable[[], int], model_id: Callable[[], str]
+        self,
+        storage: Storage,
+        dimension: Callable[[], int],
+        model_id: Callable[[], str],
+        memory_budget: int = 2 << 30,
     ) -> None:
         self._storage = storage
         self._dimension = dimension
         self._model_id = model_id
+        self._budget = memory_budget
+        # Least recently searched first: a dict keeps insertion order, and a search moves
+        # its project to the end.
         self._indexes: dict[str, ProjectIndex] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -213,10 +228,10 @@ class IndexRegistry:
         with self._guard:
             lock = self._locks.setdefault(project_id, threading.Lock())
         with lock:
-            index = self._indexes.get(project_id)
+            with self._guard:
+                index = self._indexes.get(project_id)
             if index is None or index.dead > max(1000, index.n // 2):
                 index = ProjectIndex(project_id, self._dimension(), model_id=self._model_id())
-                self._indexes[project_id] = index
             changes = self._storage.chunk_changes(
                 project_id, index.chunk_cursor, index.removal_cursor
             )
@@ -225,7 +240,28 @@ class IndexRegistry:
                 self._load_owner_attrs(index, changes.added)
                 index.chunk_cursor = changes.chunk_cursor
                 index.removal_cursor = changes.removal_cursor
+            self._touch(project_id, index)
             yield index
+
+    def _touch(self, project_id: str, index: ProjectIndex) -> None:
+        """Mark the project most recently searched, then drop the least recently searched
+        other projects' indexes while all of them exceed the memory budget (a dropped index
+        is reloaded from the store on its next search)."""
+        with self._guard:
+            self._indexes.pop(project_id, None)
+            self._indexes[project_id] = index
+            sizes = {p: i.memory_bytes() for p, i in self._indexes.items()}
+            total = sum(sizes.values())
+            for victim in list(self._indexes):
+                if total <= self._budget or victim == project_id:
+                    break
+                total -= sizes[victim]
+                del self._indexes[victim]
+
+    def loaded(self) -> dict[str, int]:
+        """Projects whose index is in memory, least recently searched first, with its size."""
+        with self._guard:
+            return {p: i.memory_bytes() for p, i in self._indexes.items()}
 
     def _load_owner_attrs(self, index: ProjectIndex, added: list[Chunk]) -> None:
         """Owners of new chunks: re-read their attributes (a new version may retag them)."""

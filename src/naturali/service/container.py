@@ -69,7 +69,10 @@ class Services:
         self.records = Records(self.storage, self.auth, self.stores)
         self.dates = Dates(self.records)
         self.indexes = IndexRegistry(
-            self.storage, lambda: self.embedder().dimension, lambda: self.embedder().model_id
+            self.storage,
+            lambda: self.embedder().dimension,
+            lambda: self.embedder().model_id,
+            settings.index_memory_bytes,
         )
         self.search = Search(
             self.storage,

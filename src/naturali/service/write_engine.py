@@ -11,11 +11,9 @@ fsync, rename). What to write is planned elsewhere (``service/mutations.py``).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -53,7 +51,7 @@ class WriteEngine:
         args_hash = hashlib.sha256(
             json.dumps(request.model_dump(), sort_keys=True, default=str).encode()
         ).hexdigest()
-        with store_lock(opened):
+        with opened.state.write_lock():
             self._recover(opened)
             existing = opened.state.journal_get(request_id)
             if existing is not None:
@@ -108,7 +106,7 @@ class WriteEngine:
 
     def resume(self, opened: OpenStore) -> tuple[list[str], list[str]]:
         """Finish interrupted writes and retry pending commits: (completed, still pending)."""
-        with store_lock(opened):
+        with opened.state.write_lock():
             finished = self._recover(opened)
             return finished, opened.state.journal_git_pending()
 
@@ -177,15 +175,3 @@ class WriteEngine:
         version = opened.state.projection_version(Filters().scope(), "searched")
         indexed = version is not None and version[1] >= receipt["at"]
         return Receipt.model_validate({**receipt, "indexed": indexed})
-
-
-@contextmanager
-def store_lock(opened: OpenStore) -> Iterator[None]:
-    """One writer per store across threads and processes (flock on its own descriptor)."""
-    path = opened.store_dir / "write.lock"
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -29,7 +29,7 @@ from naturali.ports.storage import (
     VersionConflict,
     memory_owner,
 )
-from naturali.storage.sqlite import rows as mapping
+from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.migrations import migrate
 

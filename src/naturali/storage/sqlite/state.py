@@ -3,6 +3,7 @@ withdrawal and supersession guards (never dropped: they cannot be rebuilt from f
 
 from __future__ import annotations
 
+import fcntl
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
@@ -77,6 +78,7 @@ def _names(scope: str, table: ProjectionTable) -> tuple[str, str]:
 
 class SqliteState:
     def __init__(self, path: Path) -> None:
+        self._path = path
         self.db = Database(path)
         self._rows: dict[tuple[str, ProjectionTable], tuple[int, dict[str, tuple[str, int]]]] = {}
         self._temporal = TemporalProjection()
@@ -87,6 +89,16 @@ class SqliteState:
 
     def close(self) -> None:
         self.db.close()
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """flock on the store's own lock file (threads and processes of one host)."""
+        with (self._path.parent / "write.lock").open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     # identity and sessions ----------------------------------------------------------------------
     def claim_identity(self, store_id: str) -> str:

@@ -1,12 +1,19 @@
-"""Rows of the catalog as domain records."""
+"""Rows of the catalog as domain records, for every SQL adapter (a row is anything indexed
+by column name: ``sqlite3.Row`` or a psycopg dict row)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
-from typing import cast
+from typing import Any, Protocol, cast
 
 from naturali.model import Chunk, Document, Member, Memory, MemoryStore, Role, SourceType
+
+
+class Row(Protocol):
+    """A row indexed by column name."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
 
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
@@ -15,7 +22,7 @@ DOC_SELECT = """
 """
 
 
-def document(row: sqlite3.Row) -> Document:
+def document(row: Row) -> Document:
     return Document(
         id=row["id"],
         project_id=row["project_id"],
@@ -37,7 +44,7 @@ def document(row: sqlite3.Row) -> Document:
     )
 
 
-def chunk(row: sqlite3.Row) -> Chunk:
+def chunk(row: Row) -> Chunk:
     return Chunk(
         seq=row["seq"],
         id=row["id"],
@@ -50,12 +57,12 @@ def chunk(row: sqlite3.Row) -> Chunk:
         start=row["start_offset"],
         end=row["end_offset"],
         page=row["page"],
-        vector=row["vector"],
+        vector=_bytes(row["vector"]),
         model=row["model"],
     )
 
 
-def store(row: sqlite3.Row) -> MemoryStore:
+def store(row: Row) -> MemoryStore:
     return MemoryStore(
         id=row["id"],
         project_id=row["project_id"],
@@ -66,7 +73,7 @@ def store(row: sqlite3.Row) -> MemoryStore:
     )
 
 
-def memory(row: sqlite3.Row) -> Memory:
+def memory(row: Row) -> Memory:
     return Memory(
         id=row["id"],
         project_id=row["project_id"],
@@ -81,5 +88,13 @@ def memory(row: sqlite3.Row) -> Memory:
     )
 
 
-def member(row: sqlite3.Row) -> Member:
+def member(row: Row) -> Member:
     return Member(row["project_id"], row["user_id"], cast(Role, row["role"]), row["created_at"])
+
+
+def _bytes(vector: Any) -> bytes:
+    """A vector as float32 bytes: SQLite stores them so; pgvector returns an array."""
+    if isinstance(vector, bytes | memoryview):
+        return bytes(vector)
+    array = vector.to_numpy() if hasattr(vector, "to_numpy") else vector  # pgvector's Vector
+    return bytes(array.astype("float32").tobytes())

@@ -1,0 +1,390 @@
+"""The PostgreSQL catalog adapter: what ``storage/sqlite/catalog.py`` does, on a database
+several servers share. Chunk positions (``seq``) and removals are written under a per-project
+advisory lock, so within a project they are ordered as the transactions commit and each
+server's index can follow them with two cursors, as it does on SQLite."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numpy as np
+from psycopg import errors
+
+from naturali.model import (
+    Chunk,
+    Document,
+    Member,
+    Memory,
+    MemoryStore,
+    Project,
+    Role,
+    SourceType,
+    User,
+    utcnow,
+)
+from naturali.ports.storage import (
+    ChunkChanges,
+    DocumentPathTaken,
+    EmbeddedChunk,
+    NameTaken,
+    memory_owner,
+)
+from naturali.storage import rows as mapping
+from naturali.storage.postgres.connection import Database
+from naturali.storage.postgres.writes import (
+    delete_memory,
+    insert_chunks,
+    insert_document,
+    insert_version,
+    keep_an_owner,
+    lock_chunks,
+    lock_members,
+    put_member,
+    update_document,
+)
+
+DOC_SELECT = """
+    SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
+           v.chunk_count, v.page_count, v.warnings
+    FROM documents d JOIN document_versions v
+      ON v.project_id = d.project_id AND v.document_id = d.id AND v.version = d.version
+"""
+
+
+def _user(row: dict[str, Any] | None) -> User | None:
+    return User(row["id"], row["name"], row["created_at"]) if row else None
+
+
+class PostgresStorage:
+    def __init__(self, url: str) -> None:
+        self.db = Database(url)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # users and tokens ---------------------------------------------------------------------
+    def create_user(self, user: User, token_hash: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                b"INSERT INTO users (id, name, created_at) VALUES (%s, %s, %s)",
+                (user.id, user.name, user.created_at),
+            )
+            conn.execute(
+                b"INSERT INTO tokens VALUES (%s, %s, %s)", (token_hash, user.id, user.created_at)
+            )
+
+    def add_token(self, user_id: str, token_hash: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(b"INSERT INTO tokens VALUES (%s, %s, %s)", (token_hash, user_id, utcnow()))
+
+    def user_for_token(self, token_hash: str) -> User | None:
+        return _user(
+            self.db.one(
+                "SELECT u.* FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = %s",
+                token_hash,
+            )
+        )
+
+    def get_user(self, user_id: str) -> User | None:
+        return _user(self.db.one("SELECT * FROM users WHERE id = %s", user_id))
+
+    def oldest_user(self) -> User | None:
+        return _user(self.db.one("SELECT * FROM users ORDER BY created_at, ord LIMIT 1"))
+
+    def count_users(self) -> int:
+        row = self.db.one("SELECT count(*) AS n FROM users")
+        return int(row["n"]) if row else 0
+
+    # projects and members -------------------------------------------------------------------
+    def create_project(self, project: Project, owner: Member) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                b"INSERT INTO projects VALUES (%s, %s, %s)",
+                (project.id, project.name, project.created_at),
+            )
+            put_member(conn, owner)
+
+    def get_project(self, project_id: str) -> Project | None:
+        row = self.db.one("SELECT * FROM projects WHERE project_id = %s", project_id)
+        return Project(row["project_id"], row["name"], row["created_at"]) if row else None
+
+    def list_projects(self, user_id: str) -> list[tuple[Project, Member]]:
+        rows = self.db.all(
+            "SELECT p.*, m.role, m.created_at AS joined FROM projects p JOIN members m "
+            "ON m.project_id = p.project_id WHERE m.user_id = %s "
+            "ORDER BY p.created_at, p.project_id",
+            user_id,
+        )
+        return [
+            (
+                Project(r["project_id"], r["name"], r["created_at"]),
+                Member(r["project_id"], user_id, cast(Role, r["role"]), r["joined"]),
+            )
+            for r in rows
+        ]
+
+    def get_member(self, project_id: str, user_id: str) -> Member | None:
+        row = self.db.one(
+            "SELECT * FROM members WHERE project_id = %s AND user_id = %s", project_id, user_id
+        )
+        return mapping.member(row) if row else None
+
+    def list_members(self, project_id: str) -> list[Member]:
+        rows = self.db.all(
+            "SELECT * FROM members WHERE project_id = %s ORDER BY created_at, user_id", project_id
+        )
+        return [mapping.member(r) for r in rows]
+
+    def put_member(self, member: Member) -> None:
+        with self.db.transaction() as conn:
+            lock_members(conn, member.project_id)
+            put_member(conn, member)
+            keep_an_owner(conn, member.project_id)
+
+    def remove_member(self, project_id: str, user_id: str) -> None:
+        with self.db.transaction() as conn:
+            lock_members(conn, project_id)
+            conn.execute(
+                b"DELETE FROM members WHERE project_id = %s AND user_id = %s",
+                (project_id, user_id),
+            )
+            keep_an_owner(conn, project_id)
+
+    # documents ------------------------------------------------------------------------------
+    def get_document(self, project_id: str, document_id: str) -> Document | None:
+        row = self.db.one(
+            DOC_SELECT + " WHERE d.project_id = %s AND d.id = %s", project_id, document_id
+        )
+        return mapping.document(row) if row else None
+
+    def get_document_by_path(self, project_id: str, path: str) -> Document | None:
+        row = self.db.one(DOC_SELECT + " WHERE d.project_id = %s AND d.path = %s", project_id, path)
+        return mapping.document(row) if row else None
+
+    def get_documents(self, project_id: str, ids: Sequence[str]) -> dict[str, Document]:
+        rows = self.db.all(
+            DOC_SELECT + " WHERE d.project_id = %s AND d.id = ANY(%s)", project_id, list(ids)
+        )
+        return {r["id"]: mapping.document(r) for r in rows}
+
+    def list_documents(
+        self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
+    ) -> list[Document]:
+        sql = DOC_SELECT + " WHERE d.project_id = %s"
+        args: list[Any] = [project_id]
+        if path_prefix:
+            sql += " AND left(d.path, %s) = %s"  # not LIKE: paths may contain % and _
+            args += [len(path_prefix), path_prefix]
+        if after_path is not None:
+            sql += ' AND d.path > %s COLLATE "C"'
+            args.append(after_path)
+        sql += ' ORDER BY d.path COLLATE "C" LIMIT %s'
+        args.append(limit)
+        return [mapping.document(r) for r in self.db.all(sql, *args)]
+
+    def save_document_version(
+        self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
+    ) -> None:
+        d = document
+        try:
+            with self.db.transaction() as conn:
+                lock_chunks(conn, d.project_id)
+                if create:
+                    insert_document(conn, d)
+                else:
+                    update_document(conn, d)
+                insert_version(conn, d)
+                insert_chunks(
+                    conn, d.project_id, SourceType.DOCUMENT, d.id, d.version, chunks, model_id
+                )
+        except errors.UniqueViolation as exc:
+            raise DocumentPathTaken(d.path) from exc
+
+    def delete_document(self, project_id: str, document_id: str) -> None:
+        with self.db.transaction() as conn:
+            lock_chunks(conn, project_id)
+            conn.execute(
+                b"DELETE FROM chunks WHERE project_id = %s AND source_type = 'document' "
+                b"AND owner_id = %s",
+                (project_id, document_id),
+            )
+            conn.execute(
+                b"DELETE FROM document_versions WHERE project_id = %s AND document_id = %s",
+                (project_id, document_id),
+            )
+            conn.execute(
+                b"DELETE FROM documents WHERE project_id = %s AND id = %s",
+                (project_id, document_id),
+            )
+
+    # memory stores and memories -------------------------------------------------------------
+    def create_memory_store(self, store: MemoryStore) -> None:
+        try:
+            with self.db.transaction() as conn:
+                conn.execute(
+                    b"INSERT INTO memory_stores VALUES (%s, %s, %s, %s, %s, %s)",
+                    (
+                        store.project_id,
+                        store.id,
+                        store.name,
+                        json.dumps(store.tags),
+                        store.created_at,
+                        store.updated_at,
+                    ),
+                )
+        except errors.UniqueViolation as exc:
+            raise NameTaken(store.name) from exc
+
+    def get_memory_store(self, project_id: str, store_id: str) -> MemoryStore | None:
+        row = self.db.one(
+            "SELECT * FROM memory_stores WHERE project_id = %s AND id = %s", project_id, store_id
+        )
+        return mapping.store(row) if row else None
+
+    def list_memory_stores(self, project_id: str) -> list[MemoryStore]:
+        rows = self.db.all(
+            'SELECT * FROM memory_stores WHERE project_id = %s ORDER BY name COLLATE "C", id',
+            project_id,
+        )
+        return [mapping.store(r) for r in rows]
+
+    def update_memory_store(self, store: MemoryStore) -> None:
+        try:
+            with self.db.transaction() as conn:
+                conn.execute(
+                    b"UPDATE memory_stores SET name = %s, tags = %s, updated_at = %s "
+                    b"WHERE project_id = %s AND id = %s",
+                    (
+                        store.name,
+                        json.dumps(store.tags),
+                        store.updated_at,
+                        store.project_id,
+                        store.id,
+                    ),
+                )
+        except errors.UniqueViolation as exc:
+            raise NameTaken(store.name) from exc
+
+    def delete_memory_store(self, project_id: str, store_id: str) -> None:
+        with self.db.transaction() as conn:
+            lock_chunks(conn, project_id)
+            conn.execute(
+                b"DELETE FROM chunks WHERE project_id = %s AND source_type = 'memory' "
+                b"AND left(owner_id, %s) = %s",
+                (project_id, len(store_id) + 1, store_id + "/"),
+            )
+            conn.execute(
+                b"DELETE FROM memories WHERE project_id = %s AND memory_store_id = %s",
+                (project_id, store_id),
+            )
+            conn.execute(
+                b"DELETE FROM memory_stores WHERE project_id = %s AND id = %s",
+                (project_id, store_id),
+            )
+
+    def memory_hashes(self, store_id: str) -> dict[str, str]:
+        rows = self.db.all(
+            "SELECT id, content_hash FROM memories WHERE memory_store_id = %s", store_id
+        )
+        return {r["id"]: r["content_hash"] for r in rows}
+
+    def get_store_memories(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
+        if not keys:
+            return {}
+        rows = self.db.all(
+            "SELECT m.* FROM memories m JOIN unnest(%s::text[], %s::text[]) AS k(s, i) "
+            "ON m.memory_store_id = k.s AND m.id = k.i",
+            [k[0] for k in keys],
+            [k[1] for k in keys],
+        )
+        return {(r["memory_store_id"], r["id"]): mapping.memory(r) for r in rows}
+
+    def replace_memory(
+        self, memory: Memory, path: str, chunks: Sequence[EmbeddedChunk], model_id: str
+    ) -> None:
+        m = memory
+        with self.db.transaction() as conn:
+            lock_chunks(conn, m.project_id)
+            delete_memory(conn, m.project_id, m.memory_store_id, m.id)
+            conn.execute(
+                b"INSERT INTO memories VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    m.project_id,
+                    m.memory_store_id,
+                    m.id,
+                    m.title,
+                    m.content,
+                    json.dumps(m.tags),
+                    m.revision,
+                    m.content_hash,
+                    path,
+                    m.created_at,
+                    m.updated_at,
+                ),
+            )
+            owner = memory_owner(m.memory_store_id, m.id)
+            insert_chunks(
+                conn, m.project_id, SourceType.MEMORY, owner, m.revision, chunks, model_id
+            )
+
+    def remove_memory(self, store_id: str, memory_id: str) -> None:
+        row = self.db.one("SELECT project_id FROM memory_stores WHERE id = %s", store_id)
+        if row is None:
+            return
+        with self.db.transaction() as conn:
+            lock_chunks(conn, row["project_id"])
+            delete_memory(conn, row["project_id"], store_id, memory_id)
+
+    # chunks -----------------------------------------------------------------------------------
+    def chunk_changes(
+        self, project_id: str, chunk_cursor: int, removal_cursor: int
+    ) -> ChunkChanges:
+        # One snapshot, so additions and removals describe the same moment.
+        with self.db.connection() as conn, conn.transaction():
+            conn.execute(b"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            added = [
+                mapping.chunk(r)
+                for r in conn.execute(
+                    b"SELECT * FROM chunks WHERE project_id = %s AND seq > %s ORDER BY seq",
+                    (project_id, chunk_cursor),
+                )
+            ]
+            removed = conn.execute(
+                b"SELECT seq, chunk_seq FROM chunk_removals WHERE project_id = %s "
+                b"AND seq > %s ORDER BY seq",
+                (project_id, removal_cursor),
+            ).fetchall()
+        return ChunkChanges(
+            added=added,
+            removed=[int(r["chunk_seq"]) for r in removed],
+            chunk_cursor=added[-1].seq if added else chunk_cursor,
+            removal_cursor=int(removed[-1]["seq"]) if removed else removal_cursor,
+        )
+
+    def get_chunks(self, seqs: Sequence[int]) -> dict[int, Chunk]:
+        rows = self.db.all("SELECT * FROM chunks WHERE seq = ANY(%s)", list(seqs))
+        return {int(r["seq"]): mapping.chunk(r) for r in rows}
+
+    def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
+        rows = self.db.all(
+            "SELECT * FROM chunks WHERE model != %s ORDER BY seq LIMIT %s", model_id, limit
+        )
+        return [mapping.chunk(r) for r in rows]
+
+    def set_vectors(self, vectors: Sequence[tuple[int, bytes]], model_id: str) -> None:
+        with self.db.transaction() as conn, conn.cursor() as cursor:
+            cursor.executemany(
+                b"UPDATE chunks SET vector = %s, model = %s WHERE seq = %s",
+                [(np.frombuffer(v, dtype=np.float32), model_id, seq) for seq, v in vectors],
+            )
+
+    def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:
+        rows = self.db.all(
+            "SELECT * FROM chunks WHERE source_type = %s AND owner_id = ANY(%s) "
+            "ORDER BY owner_id, ordinal",
+            str(source_type),
+            list(owner_ids),
+        )
+        return [mapping.chunk(r) for r in rows]
