@@ -6,6 +6,10 @@ server is started here (its own data dir, the repository's code unless --src poi
 another checkout's ``src``), so a before/after comparison runs the same script twice.
 
     python bench/load.py [--clients 8] [--seconds 60] [--documents 300] [--src DIR]
+        [--database-url postgresql://… [--servers 2]]
+
+With --database-url the servers share that PostgreSQL database and one data dir (each its
+own cache dir); with --servers N the clients are spread over N servers, round robin.
 """
 
 from __future__ import annotations
@@ -30,9 +34,14 @@ MIX = (("search", 0.9), ("upload", 0.05), ("save", 0.05))
 
 
 def start_server(
-    src: Path | None, data_dir: Path, port: int, token: str
+    src: Path | None, data_dir: Path, port: int, token: str, extra: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "NATURALI_BOOTSTRAP_TOKEN": token, "NATURALI_DATA_DIR": str(data_dir)}
+    env = {
+        **os.environ,
+        "NATURALI_BOOTSTRAP_TOKEN": token,
+        "NATURALI_DATA_DIR": str(data_dir),
+        **(extra or {}),
+    }
     if src is not None:
         env["PYTHONPATH"] = str(src)
     process = subprocess.Popen(
@@ -67,6 +76,8 @@ def main() -> None:
     parser.add_argument(
         "--bombs", type=int, default=0, help="extra clients uploading PDF bombs all along"
     )
+    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--servers", type=int, default=1)
     args = parser.parse_args()
 
     scifact = DATA / "scifact"
@@ -76,30 +87,37 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         import socket
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        server = start_server(args.src, Path(work) / "data", port, token)
+        servers: list[tuple[subprocess.Popen[bytes], int]] = []
         try:
-            run(args, server, port, token, docs, texts)
+            for i in range(args.servers):  # one after the other: the first bootstraps
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", 0))
+                    port = s.getsockname()[1]
+                extra = {"NATURALI_CACHE_DIR": str(Path(work) / f"cache-{i}")}
+                if args.database_url:
+                    extra["NATURALI_DATABASE_URL"] = args.database_url
+                data = Path(work) / "data"
+                servers.append((start_server(args.src, data, port, token, extra), port))
+            run(args, servers, token, docs, texts)
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:  # requests still in flight (a PDF worker)
-                server.kill()
-                server.wait()
+            for server, _ in servers:
+                server.terminate()
+                try:
+                    server.wait(timeout=30)
+                except subprocess.TimeoutExpired:  # requests still in flight (a PDF worker)
+                    server.kill()
+                    server.wait()
 
 
 def run(
     args: argparse.Namespace,
-    server: subprocess.Popen[bytes],
-    port: int,
+    servers: list[tuple[subprocess.Popen[bytes], int]],
     token: str,
     docs: list[dict[str, str]],
     texts: list[str],
 ) -> None:
-    base = f"http://127.0.0.1:{port}"
+    bases = [f"http://127.0.0.1:{port}" for _, port in servers]
+    base = bases[0]
     headers = {"Authorization": f"Bearer {token}"}
     http = httpx.Client(base_url=base, headers=headers, timeout=300)
     project = http.post("/v1/projects", json={"name": "load"}).json()["id"]
@@ -117,7 +135,7 @@ def run(
 
     def client(seed: int) -> None:
         rng = random.Random(seed)
-        own = httpx.Client(base_url=base, headers=headers, timeout=300)
+        own = httpx.Client(base_url=bases[seed % len(bases)], headers=headers, timeout=300)
         n = 0
         while time.perf_counter() < deadline:
             kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
@@ -176,8 +194,11 @@ def run(
         )
     if args.bombs:
         print(f"PDF bombs ({args.bombs} clients): statuses {bomb_statuses}")
-    rss = peak_rss_mib(server.pid)
-    print(f"{args.clients} clients, {args.seconds:.0f} s; server peak RSS {rss:.0f} MiB")
+    rss = ", ".join(f"{peak_rss_mib(server.pid):.0f}" for server, _ in servers)
+    print(
+        f"{args.clients} clients, {args.seconds:.0f} s, {len(servers)} server(s); "
+        f"peak RSS {rss} MiB"
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,11 @@ Then 200 SciFact queries run warm (limit 10) through the service call and throug
 cosine over the whole matrix with a top-100 selection, and a bm25s query.
 
     python bench/search_latency.py [--data-dir DIR] [--chunks 100000] [--queries 200]
+        [--database-url postgresql://…]
+
+With --database-url the copies go to that PostgreSQL database (SciFact is read from the
+SQLite store in --data-dir), the service runs on it, and the table gains the cold index load
+from PostgreSQL, the index's memory, and pgvector's own exact scan for comparison.
 """
 
 from __future__ import annotations
@@ -32,7 +37,10 @@ from naturali.ports.storage import EmbeddedChunk  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
 
 
-def build(naturali: Any, user: Any, source_project: str, target: int) -> str:
+def build(
+    source: Any, source_user: Any, source_project: str, naturali: Any, user: Any, target: int
+) -> str:
+    """A project of ``naturali`` holding ≥ ``target`` chunks copied from ``source``."""
     for project, _ in naturali.projects.list(user):
         if project.name == f"latency-{target}":
             return str(project.id)
@@ -40,12 +48,12 @@ def build(naturali: Any, user: Any, source_project: str, target: int) -> str:
     docs: list[Document] = []
     cursor = None
     while True:
-        page = naturali.documents.list(user, source_project, cursor=cursor, limit=100)
+        page = source.documents.list(source_user, source_project, cursor=cursor, limit=100)
         docs += page.documents
         cursor = page.next_cursor
         if not cursor:
             break
-    chunks = {d.id: naturali.storage.owner_chunks("document", [d.id]) for d in docs}
+    chunks = {d.id: source.storage.owner_chunks("document", [d.id]) for d in docs}
     total, copy = 0, 0
     model = naturali.embedder().model_id
     while total < target:
@@ -107,11 +115,18 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
 
     naturali, user = service(args.data_dir)
     source = ensure_ingested(naturali, user, args.corpus, None)
-    project_id = build(naturali, user, source, args.chunks)
+    if args.database_url:
+        scifact, scifact_user = naturali, user
+        naturali, user = service(None, args.database_url)
+        project_id = build(scifact, scifact_user, source, naturali, user, args.chunks)
+        scifact.close()
+    else:
+        project_id = build(naturali, user, source, naturali, user, args.chunks)
     texts = list(queries(args.corpus).values())[: args.queries]
     embedder = naturali.embedder()
 
@@ -120,7 +135,11 @@ def main() -> None:
         n = index.n
         matrix = index.vectors[:n].copy()
         seqs = [int(s) for s in index.seqs[:n]]
-    print(f"{n} chunks; index built in {time.perf_counter() - started:.1f} s (cold, once)")
+        memory = index.memory_bytes()
+    print(
+        f"{n} chunks; index loaded in {time.perf_counter() - started:.1f} s (cold, once), "
+        f"{memory / 2**20:.0f} MiB in memory"
+    )
 
     def service_call(q: str) -> None:
         naturali.search.search(user, project_id, SearchRequest(query=q, include_memories=False))
@@ -162,12 +181,16 @@ def main() -> None:
 
     for fn in (service_call, http_call):  # warm
         fn(texts[0])
+    extra = {}
+    if args.database_url:
+        extra["pgvector exact scan, top-100"] = _pgvector(args.database_url, project_id, vectors)
     rows = {
         "query embedding": timed(lambda q: embedder.embed([q]), texts),
         "numpy exact cosine + top-100": timed(cosine, list(range(len(texts)))),
         "bm25s query (k=100)": timed(bm25, texts),
         "naturali service call": timed(service_call, texts),
         "naturali HTTP call": timed(http_call, texts),
+        **extra,
     }
     print(f"\n{len(texts)} queries, warm, {n} chunks (ms)")
     print(f"{'':32} {'p50':>7} {'p95':>7}")
@@ -179,6 +202,22 @@ def main() -> None:
     print(f"HTTP p50 / bare sum     {median(rows['naturali HTTP call']) / bare:.2f}")
     server.should_exit = True
     naturali.close()
+
+
+def _pgvector(url: str, project_id: str, vectors: Any) -> list[float]:
+    """pgvector's exact cosine scan of the project (not what naturali ranks with)."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    with psycopg.connect(url) as conn:
+        register_vector(conn)
+        return timed(
+            lambda v: conn.execute(
+                "SELECT seq FROM chunks WHERE project_id = %s ORDER BY vector <=> %s LIMIT 100",
+                (project_id, v),
+            ).fetchall(),
+            list(vectors[:50]),
+        )
 
 
 if __name__ == "__main__":
