@@ -349,6 +349,7 @@ class PostgresStorage:
                 for r in conn.execute(
                     b"SELECT * FROM chunks WHERE project_id = %s AND seq > %s ORDER BY seq",
                     (project_id, chunk_cursor),
+                    binary=True,
                 )
             ]
             removed = conn.execute(
@@ -364,12 +365,15 @@ class PostgresStorage:
         )
 
     def get_chunks(self, seqs: Sequence[int]) -> dict[int, Chunk]:
-        rows = self.db.all("SELECT * FROM chunks WHERE seq = ANY(%s)", list(seqs))
+        rows = self.db.all("SELECT * FROM chunks WHERE seq = ANY(%s)", list(seqs), binary=True)
         return {int(r["seq"]): mapping.chunk(r) for r in rows}
 
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
         rows = self.db.all(
-            "SELECT * FROM chunks WHERE model != %s ORDER BY seq LIMIT %s", model_id, limit
+            "SELECT * FROM chunks WHERE model != %s ORDER BY seq LIMIT %s",
+            model_id,
+            limit,
+            binary=True,
         )
         return [mapping.chunk(r) for r in rows]
 
@@ -386,5 +390,6 @@ class PostgresStorage:
             "ORDER BY owner_id, ordinal",
             str(source_type),
             list(owner_ids),
+            binary=True,
         )
         return [mapping.chunk(r) for r in rows]

@@ -43,9 +43,11 @@ class Database:
             row: dict[str, Any] | None = conn.execute(sql.encode(), args).fetchone()
             return row
 
-    def all(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+    def all(self, sql: str, *args: Any, binary: bool = False) -> list[dict[str, Any]]:
+        """Rows of a query; ``binary`` for rows with vectors (parsing them from text costs
+        six times as much: 11 s against 1.7 s for 108k chunks here)."""
         with self.pool.connection() as conn:
-            return list(conn.execute(sql.encode(), args).fetchall())
+            return list(conn.execute(sql.encode(), args, binary=binary).fetchall())
 
     def close(self) -> None:
         self.pool.close()
