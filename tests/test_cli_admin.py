@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import psycopg
 from typer.testing import CliRunner
 
 from naturali.cli.main import app
 from naturali.compose import build_services
 from naturali.settings import Settings
+from postgres import PostgresServer
 
 runner = CliRunner()
 
@@ -94,3 +96,23 @@ def test_search_knowledge_local_on_the_data_dir(tmp_path: Path, embedder: object
     assert result["document_id"] == doc.id and "similarity_score" not in result  # fetch
     bad = runner.invoke(app, ["search-knowledge", "--query", "x", "--limit", "0", *data])
     assert bad.exit_code != 0
+
+
+def test_admin_migrate_brings_an_empty_postgres_database_up_to_date(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    """``naturali admin migrate`` runs the migrations alone, once however often it runs."""
+    url = postgres.url("postgres").replace("/postgres?", "/migrate_me?", 1)
+    with psycopg.connect(postgres.admin_url, autocommit=True) as conn:
+        conn.execute(b"DROP DATABASE IF EXISTS migrate_me")
+        conn.execute(b"CREATE DATABASE migrate_me")
+    data = ["--data-dir", str(tmp_path), "--database-url", url]
+    for _ in range(2):
+        result = runner.invoke(app, ["admin", "migrate", *data])
+        assert result.exit_code == 0, result.output
+    with psycopg.connect(url) as conn:
+        versions = conn.execute(b"SELECT version FROM naturali_schema").fetchall()
+        tables = {r[0] for r in conn.execute(b"SELECT tablename FROM pg_tables")}
+    assert versions == [(1,)]
+    assert {"chunks", "store_mutations", "store_guards"} <= tables
+    assert not (tmp_path / "catalog.sqlite").exists()  # the data dir holds no catalog

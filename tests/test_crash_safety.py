@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import psycopg
 
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
@@ -36,6 +39,16 @@ KILLER = textwrap.dedent(
         os.kill(os.getpid(), signal.SIGKILL)
 
     SqliteStorage._insert_chunks = staticmethod(dying)
+    if os.environ.get("NATURALI_DATABASE_URL"):
+        import naturali.storage.postgres.catalog as postgres
+        postgres_insert = postgres.insert_chunks
+
+        def dying_postgres(conn, project_id, source_type, owner_id, version, chunks, model_id):
+            postgres_insert(conn, project_id, source_type, owner_id, version,
+                            chunks[: len(chunks) // 2], model_id)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        postgres.insert_chunks = dying_postgres
     naturali = build_services(Settings.load({"data_dir": data_dir}))
     owner = naturali.storage.oldest_user()
     naturali.documents.update(owner, project_id, document_id, Upload(content.encode()))
@@ -43,8 +56,10 @@ KILLER = textwrap.dedent(
 )
 
 
-def test_killed_ingest_leaves_previous_version(tmp_path: Path, embedder: OnnxEmbedder) -> None:
-    naturali = build_services(Settings(data_dir=tmp_path), embedder=embedder)
+def test_killed_ingest_leaves_previous_version(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, str]
+) -> None:
+    naturali = build_services(Settings(data_dir=tmp_path, **backend), embedder=embedder)
     naturali.bootstrap()
     owner = naturali.storage.oldest_user()
     assert owner
@@ -58,10 +73,11 @@ def test_killed_ingest_leaves_previous_version(tmp_path: Path, embedder: OnnxEmb
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, **{f"NATURALI_{k.upper()}": v for k, v in backend.items()}},
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
 
-    reopened = build_services(Settings(data_dir=tmp_path), embedder=embedder)
+    reopened = build_services(Settings(data_dir=tmp_path, **backend), embedder=embedder)
     current = reopened.documents.get(owner, project.id, doc.id)
     assert current.version == 1
     chunks = reopened.storage.owner_chunks("document", [doc.id])
@@ -72,6 +88,9 @@ def test_killed_ingest_leaves_previous_version(tmp_path: Path, embedder: OnnxEmb
     zebras = reopened.search.search(owner, project.id, SearchRequest(query="zebras"))
     assert (zebras[0].content or "").startswith("Paragraph")  # only v1 text exists to match
     reopened.close()
+    if "database_url" in backend:
+        _postgres_consistent(backend["database_url"])
+        return
 
     conn = sqlite3.connect(tmp_path / "catalog.sqlite")
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -84,3 +103,15 @@ def test_killed_ingest_leaves_previous_version(tmp_path: Path, embedder: OnnxEmb
     ).fetchone()[0]
     assert orphans == 0
     conn.close()
+
+
+def _postgres_consistent(url: str) -> None:
+    """The killed transaction left nothing: one version, no removal, no orphan chunk."""
+    with psycopg.connect(url) as conn:
+        assert conn.execute(b"SELECT version FROM document_versions").fetchall() == [(1,)]
+        assert conn.execute(b"SELECT count(*) FROM chunk_removals").fetchone() == (0,)
+        orphans = conn.execute(
+            b"SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM documents d "
+            b"WHERE d.project_id = c.project_id AND d.id = c.owner_id)"
+        ).fetchone()
+        assert orphans == (0,)

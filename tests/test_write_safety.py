@@ -3,6 +3,7 @@ processes: nothing torn, nothing lost."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -39,7 +40,9 @@ CRASH = textwrap.dedent(
         m.atomic_write = second_dies
     elif step == "before_receipt":
         from naturali.storage.sqlite.state import SqliteState
+        from naturali.storage.postgres.state import PostgresStoreState
         SqliteState.journal_record = die
+        PostgresStoreState.journal_record = die
     elif step == "mid_write":  # the temp file is written and fsynced, not yet renamed
         import naturali.vault.files as files
         files.os.replace = die
@@ -55,8 +58,16 @@ CRASH = textwrap.dedent(
 )
 
 
-def _setup(tmp_path: Path, embedder: OnnxEmbedder) -> tuple[Services, object, str, str, dict]:
-    naturali = build_services(Settings(data_dir=tmp_path), embedder=embedder)
+def _env(backend: dict[str, str]) -> dict[str, str]:
+    """The child processes' environment: the same backend as the test's."""
+    url = backend.get("database_url")
+    return {**os.environ, **({"NATURALI_DATABASE_URL": url} if url else {})}
+
+
+def _setup(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, str]
+) -> tuple[Services, object, str, str, dict]:
+    naturali = build_services(Settings(data_dir=tmp_path, **backend), embedder=embedder)
     naturali.bootstrap()
     owner = naturali.storage.oldest_user()
     project, _ = naturali.projects.create(owner, "p")
@@ -77,9 +88,9 @@ def _setup(tmp_path: Path, embedder: OnnxEmbedder) -> tuple[Services, object, st
     "step", ["before_writes", "mid_write", "between_writes", "before_receipt", "before_git"]
 )
 def test_a_crash_at_any_step_reopens_consistent(
-    tmp_path: Path, embedder: OnnxEmbedder, step: str
+    tmp_path: Path, embedder: OnnxEmbedder, step: str, backend: dict[str, str]
 ) -> None:
-    naturali, owner, project_id, store_id, record = _setup(tmp_path, embedder)
+    naturali, owner, project_id, store_id, record = _setup(tmp_path, embedder, backend)
     naturali.close()
     proc = subprocess.run(
         [
@@ -97,10 +108,11 @@ def test_a_crash_at_any_step_reopens_consistent(
         capture_output=True,
         text=True,
         timeout=120,
+        env=_env(backend),
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
 
-    reopened = build_services(Settings(data_dir=tmp_path), embedder=embedder)
+    reopened = build_services(Settings(data_dir=tmp_path, **backend), embedder=embedder)
     opened = reopened.stores.context(store_id)
     view = opened.view()
     assert view.scan.issues == []  # no torn or half-written file
@@ -176,8 +188,10 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_concurrent_writers_lose_nothing(tmp_path: Path, embedder: OnnxEmbedder) -> None:
-    naturali = build_services(Settings(data_dir=tmp_path), embedder=embedder)
+def test_concurrent_writers_lose_nothing(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, str]
+) -> None:
+    naturali = build_services(Settings(data_dir=tmp_path, **backend), embedder=embedder)
     naturali.bootstrap()
     owner = naturali.storage.oldest_user()
     assert owner
@@ -213,6 +227,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path, embedder: OnnxEmbedder)
                 str(count),
             ],
             stdout=subprocess.PIPE,
+            env=_env(backend),
             text=True,
         )
         for w in range(workers)
@@ -220,7 +235,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path, embedder: OnnxEmbedder)
     outputs = [p.communicate(timeout=600)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert sum(int(o.strip()) for o in outputs) == workers * count
-    reopened = build_services(Settings(data_dir=tmp_path), embedder=embedder)
+    reopened = build_services(Settings(data_dir=tmp_path, **backend), embedder=embedder)
     view = reopened.stores.context(store.id).view()
     assert int(view.entries[counter].scanned.record.body) == workers * count
     assert view.entries[counter].scanned.record.revision == workers * count + 1
