@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 
 from naturali import __version__
 from naturali.api import errors
@@ -28,6 +29,9 @@ def create_app(naturali: Services) -> FastAPI:
         title="naturali",
         version=__version__,
         description="A self-hosted knowledge layer for AI agents.",
+        # Operation ids are the route functions' names (search_knowledge, knowledge_grep…), so
+        # generated clients read naturally: naturali.knowledge.searchKnowledge(…).
+        generate_unique_id_function=_operation_id,
     )
     app.state.naturali = naturali
     errors.install(app)
@@ -70,3 +74,7 @@ def _document_errors(app: FastAPI) -> None:
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _operation_id(route: APIRoute) -> str:
+    return route.name

@@ -19,7 +19,7 @@ router = APIRouter(
     # Every store operation may meet a state.sqlite of another store or a vault over its
     # file limit (409), besides its own conflicts.
     responses=errors.responses(409),
-    tags=["knowledge dates"],
+    tags=["dates"],
 )
 
 

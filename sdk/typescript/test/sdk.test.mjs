@@ -1,0 +1,113 @@
+// The SDK against a real server: the spec's three examples as they are written there, then
+// fetch mode, an error, a document upload, a memory and a records grep.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { Naturali } from '../dist/index.js';
+import { startServer } from './server.mjs';
+
+let server;
+let naturali;
+
+before(async () => {
+  server = await startServer();
+  process.env.NATURALI_BASE_URL = server.baseUrl;
+  process.env.NATURALI_TOKEN = server.token;
+  naturali = new Naturali(); // baseUrl and token from the environment
+});
+
+after(() => server?.stop());
+
+test('spec example: search the whole corpus', async () => {
+  const lines = [];
+  const log = console.log;
+  console.log = (...args) => lines.push(args);
+  try {
+    // --- copied from the spec ---
+    const { data } = await naturali.knowledge.searchKnowledge({
+      path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+      body: { query: 'how long do refunds take', limit: 5 },
+    });
+
+    for (const hit of data?.results ?? []) {
+      console.log(hit.score, hit.path, hit.content?.slice(0, 80));
+    }
+    // ---
+  } finally {
+    console.log = log;
+  }
+  assert.ok(lines.length > 0 && lines.length <= 5);
+  assert.equal(lines[0][1], '/handbook/support/refunds.md');
+  assert.equal(typeof lines[0][0], 'number');
+});
+
+test('spec example: search inside one part of the corpus', async () => {
+  // --- copied from the spec ---
+  const { data } = await naturali.knowledge.searchKnowledge({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+    body: {
+      query: 'escalation path',
+      document_paths: ['/handbook/support/'],
+      min_similarity: 0.5,
+    },
+  });
+  // ---
+  assert.ok(data.results.length > 0);
+  assert.ok(data.results.every((hit) => hit.path.startsWith('/handbook/support/')));
+});
+
+test('spec example: fetch specific documents without ranking', async () => {
+  // --- copied from the spec ---
+  const { data } = await naturali.knowledge.searchKnowledge({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+    body: { document_ids: ['doc_V1StGXR8Z5jdHi6B'] },
+  });
+  // ---
+  assert.ok(data.results.length > 0);
+  assert.ok(data.results.every((hit) => hit.document_id === 'doc_V1StGXR8Z5jdHi6B'));
+  assert.ok(data.results.every((hit) => hit.similarity_score === undefined)); // fetch mode
+  const ordinals = data.results.map((hit) => hit.chunk_id);
+  assert.equal(new Set(ordinals).size, ordinals.length);
+});
+
+test('an invalid request comes back as { error } with the error shape', async () => {
+  const { data, error, response } = await naturali.knowledge.searchKnowledge({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+    body: { query: 'refunds', limit: 500 },
+  });
+  assert.equal(data, undefined);
+  assert.equal(response.status, 400);
+  assert.equal(error.error.code, 'invalid_value');
+  assert.equal(error.error.param, 'limit');
+});
+
+test('a document upload is searchable at once', async () => {
+  const created = await naturali.documents.createDocument({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+    body: { path: '/policies/travel.md', content: 'Travel is booked through the travel desk.' },
+  });
+  assert.equal(created.response.status, 201);
+  assert.equal(created.data.path, '/policies/travel.md');
+  const { data } = await naturali.knowledge.searchKnowledge({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+    body: { query: 'who books travel', document_ids: [created.data.id] },
+  });
+  assert.equal(data.results[0].document_id, created.data.id);
+});
+
+test('a memory, then a records grep in its store', async () => {
+  const memory = await naturali.memoryStores.createMemory({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B', memory_store_id: server.storeId },
+    body: { content: 'The quarterly review moved to Thursday.' },
+  });
+  assert.equal(memory.response.status, 201);
+  const { data } = await naturali.records.knowledgeGrep({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B', memory_store_id: server.storeId },
+    body: { query: 'quarterly review' },
+  });
+  assert.deepEqual(
+    data.hits.map((hit) => hit.id),
+    [memory.data.id],
+  );
+  assert.equal(data.index.state, 'ready');
+});
