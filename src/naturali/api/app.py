@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
 
 from naturali import __version__
 from naturali.api import errors
@@ -22,6 +24,8 @@ from naturali.api.routes import (
     records,
 )
 from naturali.service.container import Services
+
+UI_DIR = Path(__file__).resolve().parents[1] / "ui"
 
 
 def create_app(naturali: Services) -> FastAPI:
@@ -47,6 +51,9 @@ def create_app(naturali: Services) -> FastAPI:
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    # The Control UI: static files on the public API (every asset served here, none fetched
+    # from elsewhere), signed in with a token the browser keeps for the tab.
+    app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
     return app
 
 

@@ -1,0 +1,473 @@
+// The Control UI: a single page on the public API only (what it shows is what any client
+// gets). The token lives in sessionStorage (this tab only). Routes are URL hashes.
+import { markdown } from './markdown.js';
+
+const state = {
+  token: sessionStorage.getItem('naturali.token'),
+  project: sessionStorage.getItem('naturali.project'),
+  role: sessionStorage.getItem('naturali.role'),
+};
+const main = document.getElementById('main');
+
+// --- helpers ---------------------------------------------------------------------------------
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else if (key === 'html') el.innerHTML = value;
+    else el.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+// replaceChildren, with arrays flattened and absent parts (null, false) left out.
+function fill(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+function showError(message) {
+  const box = document.getElementById('error');
+  box.textContent = message || '';
+  box.hidden = !message;
+}
+
+class ApiError extends Error {}
+
+async function api(method, path, body, { form } = {}) {
+  const headers = { Authorization: `Bearer ${state.token}` };
+  const init = { method, headers };
+  if (form) init.body = form;
+  else if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const message = data?.error?.message ?? `${response.status} ${response.statusText}`;
+    throw new ApiError(message);
+  }
+  return data;
+}
+
+async function guarded(fn) {
+  showError('');
+  try {
+    return await fn();
+  } catch (error) {
+    showError(error instanceof ApiError ? error.message : String(error));
+    return undefined;
+  }
+}
+
+const project = () => `/v1/projects/${encodeURIComponent(state.project)}`;
+const canWrite = () => state.role === 'owner' || state.role === 'editor';
+const list = (text) =>
+  text.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+
+function field(label, input) {
+  return h('label', {}, label, input);
+}
+
+function input(name, attrs = {}) {
+  return h('input', { name, id: `f-${name}`, ...attrs });
+}
+
+function values(form) {
+  return Object.fromEntries(new FormData(form).entries());
+}
+
+// Highlight the query in text: the whole query as a phrase where it occurs, else its words.
+// (Offsets locate a snippet in its field; where the match is inside it is found here.)
+function highlightWords(text, query) {
+  const words = (query || '').match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (!words.length) return [text];
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const phrase = new RegExp(`(${escaped.join('[^\\p{L}\\p{N}]+')})`, 'giu');
+  const pattern = phrase.test(text) ? phrase : new RegExp(`(${escaped.filter((w) => w.length > 2).join('|') || escaped.join('|')})`, 'giu');
+  return text.split(pattern).map((part, i) => (i % 2 ? h('mark', {}, part) : part));
+}
+
+// A records snippet: its place in the field (UTF-16 offsets, as JS strings count), its line
+// range, and the query highlighted in it.
+function snippet(s, query) {
+  const lines = s.lineStart ? ` · lines ${s.lineStart}–${s.lineEnd}` : '';
+  return h('div', {},
+    h('div', { class: 'snippet' }, s.matchLocated ? highlightWords(s.text, query) : s.text),
+    h('div', { class: 'meta' }, `${s.field} · UTF-16 ${s.start}–${s.end}${lines}`));
+}
+
+// --- sign in and project ---------------------------------------------------------------------
+function signIn() {
+  const form = h('form', { class: 'panel', onsubmit: async (event) => {
+    event.preventDefault();
+    state.token = values(form).token.trim();
+    const projects = await guarded(() => api('GET', '/v1/projects'));
+    if (!projects) return;
+    sessionStorage.setItem('naturali.token', state.token);
+    pickProject(projects.data);
+  } },
+  h('h1', {}, 'Sign in'),
+  field('Token', input('token', { type: 'password', required: true, autocomplete: 'off' })),
+  h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Sign in')));
+  fill(main, form);
+  form.querySelector('input').focus();
+}
+
+function pickProject(projects) {
+  fill(main, h('div', { class: 'panel' },
+    h('h1', {}, 'Projects'),
+    projects.length ? h('ul', {}, projects.map((p) => h('li', {},
+      h('a', { href: '#/search', onclick: () => choose(p) }, p.name), ` (${p.role}, ${p.id})`)))
+      : h('p', {}, 'No project yet.')));
+}
+
+function choose(p) {
+  Object.assign(state, { project: p.id, role: p.role });
+  sessionStorage.setItem('naturali.project', p.id);
+  sessionStorage.setItem('naturali.role', p.role);
+}
+
+// --- search ----------------------------------------------------------------------------------
+function searchPage() {
+  const form = h('form', { class: 'panel', onsubmit: (event) => { event.preventDefault(); run(); } },
+    h('div', { class: 'fields' },
+      field('Query (empty: fetch mode)', input('query', { type: 'search' })),
+      field('Limit', input('limit', { type: 'number', min: 1, max: 100, value: 10 })),
+      field('Min similarity', input('min_similarity', { type: 'number', step: '0.05', min: 0, max: 1 })),
+      field('Document paths (prefixes)', input('document_paths', { placeholder: '/handbook/, /faq/' })),
+      field('Document ids', input('document_ids')),
+      field('Memory store ids', input('memory_store_ids')),
+      field('Tags (key=value, …)', input('tags')),
+      h('label', { class: 'check' }, input('include_documents', { type: 'checkbox', checked: true }), 'Documents'),
+      h('label', { class: 'check' }, input('include_memories', { type: 'checkbox', checked: true }), 'Memories')),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Search')));
+  const results = h('div', { id: 'results' });
+  fill(main, h('h1', {}, 'Search'), form, results);
+
+  async function run() {
+    const v = values(form);
+    const body = { limit: Number(v.limit || 10) };
+    if (v.query.trim()) body.query = v.query.trim();
+    if (v.min_similarity !== '') body.min_similarity = Number(v.min_similarity);
+    for (const key of ['document_paths', 'document_ids', 'memory_store_ids']) {
+      if (list(v[key] ?? '').length) body[key] = list(v[key]);
+    }
+    if (list(v.tags ?? '').length) {
+      body.tags = Object.fromEntries(list(v.tags).map((pair) => pair.split('=').map((s) => s.trim())));
+    }
+    body.include_documents = form.elements.include_documents.checked;
+    body.include_memories = form.elements.include_memories.checked;
+    const data = await guarded(() => api('POST', `${project()}/knowledge/search`, body));
+    if (!data) return;
+    fill(results, 
+      h('p', { class: 'status' }, `${data.results.length} result(s)${body.query ? '' : ' — fetch mode, stable order'}`),
+      data.results.map((hit) => searchHit(hit, body.query)));
+  }
+}
+
+function searchHit(hit, query) {
+  const isDoc = hit.source_type === 'document';
+  const where = isDoc
+    ? h('a', { href: `#/document/${hit.document_id}${hit.page ? `?page=${hit.page}` : ''}`, class: 'hit-link' },
+      hit.path, hit.page ? ` (page ${hit.page})` : '')
+    : h('span', {}, `memory ${hit.memory_id} · ${hit.memory_store_name}`);
+  return h('article', { class: 'hit' },
+    h('h3', {}, isDoc ? hit.title : 'Memory', ' '),
+    h('div', { class: 'meta' }, h('span', {}, hit.source_type), where,
+      h('span', {}, `score ${hit.score.toFixed(4)}`),
+      hit.similarity_score !== undefined ? h('span', {}, `similarity ${hit.similarity_score.toFixed(3)}`) : null),
+    h('div', { class: 'snippet' }, highlightWords(hit.content ?? '', query)),
+    isDoc ? h('div', {}, Object.entries(hit.tags ?? {}).map(([k, v]) => h('span', { class: 'tag' }, `${k}:${v}`))) : null);
+}
+
+// --- documents -------------------------------------------------------------------------------
+function documentsPage() {
+  let cursor = null;
+  const rows = h('tbody');
+  const more = h('button', { class: 'secondary', type: 'button', hidden: true, onclick: () => load(false) }, 'More');
+  const filter = h('form', { class: 'panel', onsubmit: (event) => { event.preventDefault(); load(true); } },
+    h('div', { class: 'fields' }, field('Path prefix', input('path_prefix', { placeholder: '/handbook/' }))),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'List')));
+  fill(main, h('h1', {}, 'Documents'), canWrite() ? uploader(() => load(true)) : null, filter,
+    h('table', {}, h('thead', {}, h('tr', {}, ['Path', 'Title', 'Version', 'Chunks', 'Pages', ''].map((t) => h('th', {}, t)))), rows),
+    h('div', { class: 'actions' }, more));
+  load(true);
+
+  async function load(fresh) {
+    if (fresh) { cursor = null; fill(rows, ); }
+    const params = new URLSearchParams({ limit: '20' });
+    const prefix = values(filter).path_prefix;
+    if (prefix) params.set('path_prefix', prefix);
+    if (cursor) params.set('cursor', cursor);
+    const page = await guarded(() => api('GET', `${project()}/documents?${params}`));
+    if (!page) return;
+    for (const d of page.data) {
+      rows.append(h('tr', {},
+        h('td', {}, h('a', { href: `#/document/${d.id}` }, d.path)), h('td', {}, d.title),
+        h('td', {}, `v${d.version}`), h('td', {}, d.chunk_count), h('td', {}, d.page_count ?? ''),
+        h('td', {}, canWrite() ? h('button', { class: 'danger', type: 'button', onclick: () => remove(d) }, 'Delete') : null)));
+    }
+    cursor = page.next_cursor;
+    more.hidden = !cursor;
+  }
+
+  async function remove(d) {
+    if (!confirm(`Delete ${d.path}? Its versions and passages go too.`)) return;
+    if (await guarded(() => api('DELETE', `${project()}/documents/${d.id}`))) load(true);
+  }
+}
+
+function uploader(done) {
+  const progress = h('progress', { max: 100, value: 0, hidden: true });
+  const status = h('p', { class: 'status', 'aria-live': 'polite' });
+  const file = input('file', { type: 'file', accept: '.md,.txt,.pdf,text/markdown,text/plain,application/pdf' });
+  const path = input('path', { placeholder: '/policies/travel.md' });
+  const drop = h('div', { class: 'drop', tabindex: 0 }, 'Drop a file here, or pick one below.');
+  drop.addEventListener('dragover', (event) => { event.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (event) => {
+    event.preventDefault();
+    drop.classList.remove('over');
+    if (event.dataTransfer.files.length) send(event.dataTransfer.files[0]);
+  });
+  const form = h('form', { class: 'panel', onsubmit: (event) => { event.preventDefault(); if (file.files[0]) send(file.files[0]); } },
+    h('h2', {}, 'Upload'), drop,
+    h('div', { class: 'fields' }, field('File', file), field('Path (default: /file name)', path)),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Upload')), progress, status);
+  return form;
+
+  function send(chosen) {
+    const body = new FormData();
+    body.append('file', chosen);
+    body.append('path', path.value.trim() || `/${chosen.name}`);
+    const request = new XMLHttpRequest();
+    request.open('POST', `${project()}/documents`);
+    request.setRequestHeader('Authorization', `Bearer ${state.token}`);
+    progress.hidden = false;
+    request.upload.onprogress = (event) => { if (event.lengthComputable) progress.value = (100 * event.loaded) / event.total; };
+    request.onload = () => {
+      const data = JSON.parse(request.responseText || '{}');
+      if (request.status >= 400) { showError(data?.error?.message ?? `upload failed (${request.status})`); return; }
+      showError('');
+      progress.value = 100;
+      status.textContent = `Uploaded ${data.path} (version ${data.version}, ${data.chunk_count} passages).`;
+      done();
+    };
+    request.onerror = () => showError('upload failed: the server could not be reached');
+    request.send(body);
+  }
+}
+
+async function documentPage(id, page) {
+  const d = await guarded(() => api('GET', `${project()}/documents/${id}`));
+  if (!d) return;
+  const fetched = await guarded(() => api('POST', `${project()}/knowledge/search`, { document_ids: [id], limit: 100, include_memories: false }));
+  const passages = (fetched?.results ?? []).map((p) => h('div', {
+    class: `hit${page && p.page === page ? ' page-focus' : ''}`, 'data-page': p.page ?? '' },
+  h('div', { class: 'meta' }, p.page ? `page ${p.page}` : '', ` ${p.chunk_id}`), h('div', {}, p.content)));
+  fill(main, h('h1', {}, d.title),
+    h('table', {}, h('tbody', {}, [
+      ['Path', d.path], ['Version', `v${d.version} (${d.filename}, ${d.content_type}, ${d.size} bytes)`],
+      ['Pages', d.page_count ?? '—'], ['Passages', d.chunk_count], ['Tags', Object.entries(d.tags).map(([k, v]) => `${k}:${v}`).join(', ')],
+      ['Updated', d.updated_at], ['sha256', d.content_hash],
+    ].map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))),
+    h('h2', {}, page ? `Passages (page ${page} marked)` : 'Passages'), passages);
+  document.querySelector('.page-focus')?.scrollIntoView({ block: 'center' });
+}
+
+// --- memory stores and records -----------------------------------------------------------------
+async function memoryPage(storeId) {
+  const stores = await guarded(() => api('GET', `${project()}/memory_stores`));
+  if (!stores) return;
+  const picker = h('select', { id: 'f-store', onchange: () => { location.hash = `#/memory/${picker.value}`; } },
+    h('option', { value: '' }, '— choose a store —'),
+    stores.data.map((s) => h('option', { value: s.id, selected: s.id === storeId }, s.name)));
+  fill(main, h('h1', {}, 'Memory'), h('div', { class: 'panel' }, field('Memory store', picker)));
+  if (!storeId) return;
+  const base = `${project()}/memory_stores/${storeId}/knowledge`;
+  const out = h('div', { id: 'records' });
+  const grep = h('form', { class: 'panel', onsubmit: async (event) => {
+    event.preventDefault();
+    const v = values(grep);
+    const body = { query: v.query, mode: v.mode, lifecycle: v.lifecycle };
+    for (const key of ['kind', 'type', 'tag']) if (v[key]) body[key] = v[key];
+    const data = await guarded(() => api('POST', `${base}/grep`, body));
+    if (data) fill(out, recordHits(data, storeId, body.query));
+  } },
+  h('h2', {}, 'Grep'),
+  h('div', { class: 'fields' }, field('Keywords', input('query', { required: true })),
+    field('Mode', h('select', { name: 'mode' }, ['all', 'any', 'phrase'].map((m) => h('option', {}, m)))),
+    field('Kind', h('select', { name: 'kind' }, ['', 'page', 'claim', 'relationship'].map((m) => h('option', { value: m }, m || 'any')))),
+    field('Type', input('type')), field('Tag', input('tag')),
+    field('Lifecycle', h('select', { name: 'lifecycle' }, ['active', 'superseded', 'all'].map((m) => h('option', {}, m))))),
+  h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Grep')));
+  const lookup = h('form', { class: 'panel', onsubmit: async (event) => {
+    event.preventDefault();
+    const data = await guarded(() => api('POST', `${base}/lookup`, { query: values(lookup).query }));
+    if (data) fill(out, h('p', { class: 'status' }, `lookup: ${data.status}`), recordHits(data, storeId, ''));
+  } },
+  h('h2', {}, 'Lookup'), h('div', { class: 'fields' }, field('Id, title or alias', input('query', { required: true }))),
+  h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Look up')));
+  main.append(h('div', { class: 'cols' }, grep, lookup), canWrite() ? saveForm(base, storeId) : null, out);
+}
+
+function recordHits(data, storeId, query) {
+  const coverage = data.coverage ?? { complete: true, issues: [] };
+  return h('div', {},
+    h('p', { class: 'status' },
+      data.total !== undefined ? `${data.total ?? '?'} match(es) · ` : '',
+      data.index ? `index ${data.index.state}${data.index.lag ? ' (lagging)' : ''} · ` : '',
+      data.freshness ? `scanned ${data.freshness.scannedAt}${data.freshness.indexedAt ? `, indexed ${data.freshness.indexedAt}` : ''}` : ''),
+    coverage.complete ? null : h('div', { class: 'panel' }, h('strong', {}, 'Invalid files (not searched):'),
+      h('ul', {}, coverage.issues.map((i) => h('li', {}, `${i.path}: ${i.message}`)))),
+    data.hits.map((hit) => h('article', { class: 'hit' },
+      h('h3', {}, h('a', { href: `#/record/${storeId}/${encodeURIComponent(hit.id)}` }, hit.title)),
+      h('div', { class: 'meta' }, h('span', {}, `${hit.kind}/${hit.type}`), h('span', {}, hit.id),
+        h('span', {}, hit.lifecycle), hit.score !== null ? h('span', {}, `BM25 ${hit.score.toFixed(3)}`) : null,
+        h('span', {}, `matches ${hit.matches.join(', ')}`)),
+      hit.via ? h('div', { class: 'meta' }, `via superseded ${hit.via.id} (revision ${hit.via.revision})`) : null,
+      snippet(hit.snippet, query),
+      hit.evidence.length ? h('div', { class: 'meta' }, 'evidence: ', hit.evidence.map((e) =>
+        h('span', {}, `${e.source}${e.page ? ` p.${e.page}` : ''}${e.line ? ` l.${e.line}` : ''}${e.quote ? ` “${e.quote}”` : ''}`))) : null,
+      h('div', { class: 'meta' }, `cite ${hit.citation.path} r${hit.citation.revision} sha256 ${hit.citation.sha256.slice(0, 12)}…`),
+      hit.tags.length ? h('div', {}, hit.tags.map((t) => h('span', { class: 'tag' }, t))) : null)));
+}
+
+function saveForm(base, storeId) {
+  const form = h('form', { class: 'panel', onsubmit: async (event) => {
+    event.preventDefault();
+    const v = values(form);
+    const record = { kind: v.kind, title: v.title, body: v.body };
+    if (v.type) record.type = v.type;
+    const receipt = await guarded(() => api('POST', `${base}/save`, { requestId: crypto.randomUUID(), record }));
+    if (receipt) location.hash = `#/record/${storeId}/${encodeURIComponent(receipt.records[0].id)}`;
+  } },
+  h('h2', {}, 'New record'),
+  h('div', { class: 'fields' },
+    field('Kind', h('select', { name: 'kind' }, ['claim', 'page', 'relationship'].map((k) => h('option', {}, k)))),
+    field('Type', input('type', { placeholder: 'fact, decision, meeting…' })), field('Title', input('title', { required: true }))),
+  field('Body (Markdown)', h('textarea', { name: 'body' })),
+  h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Save')));
+  return form;
+}
+
+async function recordPage(storeId, recordId) {
+  const base = `${project()}/memory_stores/${storeId}/knowledge`;
+  const record = await guarded(() => api('GET', `${base}/records/${encodeURIComponent(recordId)}`));
+  if (!record) return;
+  const history = await guarded(() => api('GET', `${base}/records/${encodeURIComponent(recordId)}/history`));
+  const fence = { expectedRevision: record.revision, expectedHash: record.sha256 };
+  const actions = canWrite() ? h('div', { class: 'actions' },
+    h('button', { type: 'button', class: 'danger', id: 'withdraw', onclick: async () => {
+      const reason = prompt('Why withdraw this record?');
+      if (!reason) return;
+      if (await guarded(() => api('POST', `${base}/withdraw`, { requestId: crypto.randomUUID(), id: recordId, reason, ...fence }))) {
+        location.hash = `#/memory/${storeId}`;
+      }
+    } }, 'Withdraw'),
+    record.kind !== 'page' ? h('button', { type: 'button', class: 'secondary', onclick: () => correctForm(base, storeId, record, fence) }, 'Correct…') : null)
+    : null;
+  fill(main, 
+    h('p', {}, h('a', { href: `#/memory/${storeId}` }, '← back to the store')),
+    h('h1', {}, record.title), actions, h('div', { id: 'correct' }),
+    h('div', { class: 'meta' }, `${record.kind}/${record.type} · ${record.id} · ${record.lifecycle} · r${record.revision} · ${record.path} · sha256 ${record.sha256.slice(0, 12)}…`),
+    h('div', { class: 'panel record-body', html: markdown(record.body) }),
+    h('h2', {}, 'Front matter'), h('pre', {}, JSON.stringify(record.frontMatter, null, 2)),
+    record.evidence.length ? [h('h2', {}, 'Evidence'), h('pre', {}, JSON.stringify(record.evidence, null, 2))] : null,
+    h('h2', {}, 'History'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Revision', 'Operation', 'Lifecycle', 'At', 'Receipt'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, (history?.revisions ?? []).map((r) => h('tr', {},
+        h('td', {}, r.revision), h('td', {}, r.operation), h('td', {}, r.lifecycle), h('td', {}, r.at),
+        h('td', {}, r.receipt ? `${r.receipt.requestId} · git ${r.receipt.git.state}${r.receipt.git.commit ? ` ${r.receipt.git.commit.slice(0, 8)}` : ''} · ${r.receipt.indexed ? 'indexed' : 'not yet indexed'}` : '—'))))));
+}
+
+function correctForm(base, storeId, record, fence) {
+  const form = h('form', { class: 'panel', onsubmit: async (event) => {
+    event.preventDefault();
+    const v = values(form);
+    const receipt = await guarded(() => api('POST', `${base}/correct`, {
+      requestId: crypto.randomUUID(), id: record.id, ...fence, reason: v.reason,
+      replacement: { title: v.title, body: v.body },
+    }));
+    if (receipt) location.hash = `#/record/${storeId}/${encodeURIComponent(receipt.records[0].id)}`;
+  } },
+  h('h2', {}, 'Correct (supersede with a replacement)'),
+  h('div', { class: 'fields' }, field('Title', input('title', { value: record.title, required: true })), field('Reason', input('reason', { required: true }))),
+  field('Body', h('textarea', { name: 'body' }, record.body)),
+  h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Correct')));
+  fill(document.getElementById('correct'), form);
+}
+
+// --- time ------------------------------------------------------------------------------------
+async function timePage() {
+  const stores = await guarded(() => api('GET', `${project()}/memory_stores`));
+  if (!stores) return;
+  const store = h('select', { name: 'store', id: 'f-time-store' }, stores.data.map((s) => h('option', { value: s.id }, s.name)));
+  const out = h('div', { id: 'rows' });
+  const base = () => `${project()}/memory_stores/${store.value}/knowledge`;
+  const show = (data) => fill(out, 
+    h('p', { class: 'status' }, data.rows ? `${data.total ?? '?'} row(s)${data.from ? ` from ${data.from} to ${data.to} (${data.timeZone})` : ''}` : ''),
+    (data.rows ?? (data.lastSeen ? [data.lastSeen] : [])).map((r) => h('article', { class: 'hit' },
+      h('div', { class: 'meta' }, h('span', {}, r.date.local ?? r.date.value), h('span', {}, `${r.kind}/${r.type}`), h('span', {}, r.id),
+        r.source ? h('span', {}, `source ${r.source.title}`) : null),
+      h('h3', {}, r.title), h('div', {}, r.summary))),
+    data.found === false ? h('p', {}, 'not seen') : null);
+  const post = (path, body) => guarded(async () => show(await api('POST', `${base()}${path}`, body)));
+  const clean = (v) => Object.fromEntries(Object.entries(v).filter(([, x]) => x !== '' && x !== undefined));
+  const timeline = h('form', { class: 'panel', onsubmit: (e) => { e.preventDefault(); const v = values(timeline);
+    post('/timeline', clean({ entity: v.entity, kind: v.kind, since: v.since, until: v.until, group: timeline.elements.group.checked ? 'source' : undefined })); } },
+  h('h2', {}, 'Timeline'), h('div', { class: 'fields' }, field('Entity', input('entity')), field('Kind (record type)', input('kind')),
+    field('Since', input('since', { placeholder: '2026-01-01' })), field('Until', input('until')),
+    h('label', { class: 'check' }, input('group', { type: 'checkbox' }), 'One row per source')),
+  h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Timeline')));
+  const day = h('form', { class: 'panel', onsubmit: (e) => { e.preventDefault(); const v = values(day);
+    post('/chronicle/day', { date: v.date, week: day.elements.week.checked, timeZone: v.timeZone || 'UTC' }); } },
+  h('h2', {}, 'Chronicle'), h('div', { class: 'fields' }, field('Date', input('date', { type: 'date', required: true })),
+    field('Time zone (IANA)', input('timeZone', { value: 'UTC' })),
+    h('label', { class: 'check' }, input('week', { type: 'checkbox' }), 'Its Monday–Sunday week')),
+  h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Chronicle')));
+  const since = h('form', { class: 'panel', onsubmit: (e) => { e.preventDefault(); post('/chronicle/since', clean(values(since))); } },
+    h('h2', {}, 'Since'), h('div', { class: 'fields' }, field('Since', input('since', { required: true })), field('Until', input('until')), field('Entity', input('entity'))),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Since')));
+  const seen = h('form', { class: 'panel', onsubmit: (e) => { e.preventDefault(); post('/chronicle/last_seen', clean(values(seen))); } },
+    h('h2', {}, 'Last seen'), h('div', { class: 'fields' }, field('Entity', input('entity', { required: true })), field('On or before', input('occurredOnOrBefore'))),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Last seen')));
+  fill(main, h('h1', {}, 'Time'), h('div', { class: 'panel' }, field('Memory store', store)),
+    h('div', { class: 'cols' }, timeline, day, since, seen), out);
+}
+
+// --- routing ---------------------------------------------------------------------------------
+async function route() {
+  const [path, query] = location.hash.slice(1).split('?');
+  const parts = (path || '/').split('/').filter(Boolean);
+  document.getElementById('nav').hidden = !state.project;
+  document.getElementById('who').textContent = state.project ? `project ${state.project} · ${state.role}` : '';
+  for (const link of document.querySelectorAll('nav a')) {
+    link.toggleAttribute('aria-current', link.getAttribute('href') === `#/${parts[0]}`);
+    if (link.hasAttribute('aria-current')) link.setAttribute('aria-current', 'page');
+  }
+  if (!state.token) return signIn();
+  if (!state.project || parts.length === 0) {
+    const projects = await guarded(() => api('GET', '/v1/projects'));
+    return projects ? pickProject(projects.data) : signIn();
+  }
+  const page = Number(new URLSearchParams(query).get('page')) || null;
+  switch (parts[0]) {
+    case 'search': return searchPage();
+    case 'documents': return documentsPage();
+    case 'document': return documentPage(parts[1], page);
+    case 'memory': return memoryPage(parts[1]);
+    case 'record': return recordPage(parts[1], decodeURIComponent(parts[2]));
+    case 'time': return timePage();
+    default: return searchPage();
+  }
+}
+
+window.addEventListener('hashchange', () => { showError(''); route(); });
+route();
