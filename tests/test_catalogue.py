@@ -153,6 +153,7 @@ def _script(call: Call, tag: str, project: str, store: str) -> set[tuple[str, st
         document_ids=["doc_none"],
         memory_store_ids=[store],
         tags={"team": "none"},
+        explain=True,
     )
     assert found["results"] == []  # every filter applied: the tag matches nothing
     return sent

@@ -90,7 +90,9 @@ def test_search_knowledge_local_on_the_data_dir(tmp_path: Path, embedder: object
     data = ["--data-dir", str(tmp_path), "--local", "--project-id", project.id]
     table = runner.invoke(app, ["search-knowledge", "--query", "refund time", *data])
     assert table.exit_code == 0, table.output
-    assert "/refunds.md" in table.output
+    assert "/refunds.md" in table.output and "why:" not in table.output
+    why = runner.invoke(app, ["search-knowledge", "--query", "refund time", "--explain", *data])
+    assert "why: vector #1 cos " in why.output and "lexical #1 bm25 " in why.output
     raw = runner.invoke(app, ["search-knowledge", "--document-ids", doc.id, "--json", *data])
     result = json.loads(raw.stdout)["results"][0]
     assert result["document_id"] == doc.id and "similarity_score" not in result  # fetch

@@ -317,3 +317,29 @@ def test_the_index_memory_budget_drops_the_least_recently_searched(tight: Api) -
     assert list(tight.naturali.indexes.loaded()) == [second]  # the first one was dropped
     assert _results(tight, first, query="refunds") == before  # and reloads on demand
     assert list(tight.naturali.indexes.loaded()) == [first]
+
+
+def test_explain_shows_each_legs_rank_and_score_only_when_asked(api: Api) -> None:
+    project_id = api.project()
+    api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
+    api.doc(project_id, "/oncall.md", "Escalations go to the on-call engineer.")
+    api.doc(project_id, "/tea.md", "The kitchen has green tea and coffee.")
+    plain = _results(api, project_id, query="how long do refunds take")
+    assert all("explain" not in hit for hit in plain)  # the spec's response, unchanged
+    explained = _results(api, project_id, query="how long do refunds take", explain=True)
+    assert [h["chunk_id"] for h in explained] == [h["chunk_id"] for h in plain]
+    reasons = [h["explain"] for h in explained]
+    assert [r["fused"] for r in reasons] == [h["score"] for h in explained]
+    assert reasons == sorted(reasons, key=lambda r: -r["fused"])
+    top = reasons[0]
+    assert explained[0]["path"] == "/refunds.md"
+    assert top["lexical_rank"] == 1 and top["bm25"] > 0  # the only document with "refunds"
+    assert top["vector_rank"] == 1
+    assert abs(top["cosine"] - explained[0]["similarity_score"]) < 1e-6
+    # Vector ranks follow the cosines; a passage without the query's words has no lexical rank.
+    ranked = sorted((r for r in reasons if r["vector_rank"]), key=lambda r: r["vector_rank"])
+    assert [r["cosine"] for r in ranked] == sorted((r["cosine"] for r in ranked), reverse=True)
+    tea = next(h["explain"] for h in explained if h["path"] == "/tea.md")
+    assert tea["lexical_rank"] is None and tea["bm25"] == 0
+    fetched = _results(api, project_id, document_paths=["/"], explain=True)  # fetch mode
+    assert all(h["explain"]["vector_rank"] is None and h["explain"]["fused"] == 0 for h in fetched)

@@ -21,6 +21,7 @@ from naturali.cli.common import (
 
 if TYPE_CHECKING:
     from naturali.client import KnowledgeSearchResponse
+    from naturali.client._models import Explanation
 
 
 def search_knowledge(
@@ -49,6 +50,9 @@ def search_knowledge(
     include_memories: Annotated[
         bool, typer.Option("--include-memories/--no-include-memories")
     ] = True,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show why each result ranked where it did")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the raw response")] = False,
     local: Annotated[bool, typer.Option("--local", help="Work on the data dir, no server")] = False,
     data_dir: Annotated[Path | None, DataDir] = None,
@@ -66,6 +70,7 @@ def search_knowledge(
         "tags": parse_pairs(tags, "--tags"),
         "include_documents": None if include_documents else False,
         "include_memories": None if include_memories else False,
+        "explain": True if explain else None,
     }
     body = {k: v for k, v in body.items() if v is not None}
     with errors():
@@ -93,6 +98,8 @@ def _table(response: KnowledgeSearchResponse) -> None:
         text = " ".join((hit.content or "").split())
         typer.echo(f"{i:>2}. {hit.score:.4f}{similarity}  {where}")
         typer.echo(f"    {text[:160]}{'…' if len(text) > 160 else ''}")
+        if hit.explain is not None:
+            typer.echo("    why: " + _reasons(hit.explain))
 
 
 def _local(
@@ -113,3 +120,11 @@ def _local(
     results = naturali.search.search(user, project_id, request)
     wire = [r.model_dump(mode="json", exclude_unset=True) for r in results]
     return KnowledgeSearchResponse.model_validate({"results": wire})
+
+
+def _reasons(why: Explanation) -> str:
+    vector = f"vector #{why.vector_rank} cos {why.cosine:.3f}" if why.vector_rank else "vector —"
+    lexical = (
+        f"lexical #{why.lexical_rank} bm25 {why.bm25:.2f}" if why.lexical_rank else "lexical —"
+    )
+    return f"{vector} · {lexical} · fused {why.fused:.4f}"

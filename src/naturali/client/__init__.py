@@ -17,6 +17,7 @@ __all__ = [
     "Client",
     "Document",
     "DocumentKnowledgeResult",
+    "Explanation",
     "KnowledgeSearchResponse",
     "Memory",
     "MemoryKnowledgeResult",
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from naturali.client._models import (
         Document,
         DocumentKnowledgeResult,
+        Explanation,
         KnowledgeSearchResponse,
         Memory,
         MemoryKnowledgeResult,

@@ -69,9 +69,11 @@ class Knowledge(_Resource):
         document_ids: list[str] | None = None,
         memory_store_ids: list[str] | None = None,
         tags: dict[str, str] | None = None,
+        explain: bool | None = None,
     ) -> KnowledgeSearchResponse:
         body = _clean(
             {
+                "explain": explain,
                 "query": query,
                 "min_similarity": min_similarity,
                 "limit": limit,

@@ -57,6 +57,17 @@ class Memory(_Model):
     updated_at: str
 
 
+class Explanation(_Model):
+    """Why a result ranked where it did (``explain=True``): 1-based rank in each leg's
+    candidates (None when that leg did not propose it), cosine, BM25 score, fused score."""
+
+    vector_rank: int | None
+    cosine: float | None
+    lexical_rank: int | None
+    bm25: float | None
+    fused: float
+
+
 class DocumentKnowledgeResult(_Model):
     source_type: Literal["document"]
     document_id: str
@@ -76,6 +87,7 @@ class DocumentKnowledgeResult(_Model):
     similarity_score: float | None = None
     created_at: str
     updated_at: str
+    explain: Explanation | None = None  # naturali extension, only with explain=True
 
 
 class MemoryKnowledgeResult(_Model):
@@ -88,6 +100,7 @@ class MemoryKnowledgeResult(_Model):
     similarity_score: float | None = None
     created_at: str
     updated_at: str
+    explain: Explanation | None = None  # naturali extension, only with explain=True
 
     @property
     def path(self) -> None:

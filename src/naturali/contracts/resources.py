@@ -111,6 +111,18 @@ class MemoryList(BaseModel):
     data: list[MemoryOut]
 
 
+class Explanation(BaseModel):
+    """Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
+    candidates (null when that leg did not propose it), its cosine and BM25 score, and the
+    fused score that orders the results."""
+
+    vector_rank: int | None
+    cosine: float | None
+    lexical_rank: int | None
+    bm25: float | None
+    fused: float
+
+
 class DocumentKnowledgeResult(BaseModel):
     source_type: Literal["document"]
     document_id: str
@@ -132,6 +144,9 @@ class DocumentKnowledgeResult(BaseModel):
     )
     created_at: str
     updated_at: str
+    explain: Explanation | None = Field(
+        default=None, description="naturali extension, only with explain: true."
+    )
 
 
 class MemoryKnowledgeResult(BaseModel):
@@ -146,6 +161,9 @@ class MemoryKnowledgeResult(BaseModel):
     )
     created_at: str
     updated_at: str
+    explain: Explanation | None = Field(
+        default=None, description="naturali extension, only with explain: true."
+    )
 
 
 KnowledgeResult = Annotated[

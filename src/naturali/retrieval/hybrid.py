@@ -33,9 +33,15 @@ PRODUCT = Ranking()
 
 @dataclass(frozen=True)
 class Ranked:
+    """A ranked row: its fused score and cosine, and why it ranked there — its 1-based rank
+    in each leg's candidates (None when that leg did not propose it) and its BM25 score."""
+
     row: int
     score: float
     similarity: float
+    vector_rank: int | None = None
+    lexical_rank: int | None = None
+    bm25: float | None = None
 
 
 def rank(
@@ -78,9 +84,25 @@ def rank(
             vector_ok = None if min_similarity is None else similarity[candidates] >= min_similarity
             fused = fusion.blend(similarity[candidates], lexical[candidates], vector_ok=vector_ok)
     order = np.lexsort((index.seqs[candidates], -fused))[:limit]
+    vector_at = _positions(vector_candidates)
+    lexical_at = _positions(lexical_candidates)
     return [
-        Ranked(int(candidates[i]), float(fused[i]), float(similarity[candidates[i]])) for i in order
+        Ranked(
+            row,
+            float(fused[i]),
+            float(similarity[row]),
+            vector_at.get(row),
+            lexical_at.get(row),
+            float(lexical[row]) if lexical.size else None,
+        )
+        for i in order
+        for row in (int(candidates[i]),)
     ]
+
+
+def _positions(ranked: npt.NDArray[np.int64]) -> dict[int, int]:
+    """Row → 1-based rank among a leg's candidates."""
+    return {int(row): i + 1 for i, row in enumerate(ranked)}
 
 
 def _cosine(

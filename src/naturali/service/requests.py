@@ -120,6 +120,12 @@ class SearchRequest(Strict):
         description="Every key-value pair must be contained in the result's tags "
         "(for memories, the store's tags count as well as the memory's own).",
     )
+    explain: bool = Field(
+        False,
+        description="naturali extension: add to each result why it ranked there (its rank "
+        "and cosine in the vector leg, its rank and BM25 score in the lexical leg, the fused "
+        "score). Without it the response is exactly the spec's.",
+    )
 
     @field_validator("query")
     @classmethod

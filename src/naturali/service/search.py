@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from naturali.contracts.resources import (
     DocumentKnowledgeResult,
+    Explanation,
     KnowledgeResult,
     MemoryKnowledgeResult,
 )
@@ -134,7 +135,13 @@ class Search:
                     ranking,
                 )
             picked = [(r, int(index.seqs[r.row]), index.owner_of(r.row)) for r in ranked]
-        return self._results(project_id, picked, stores, with_similarity=embedding is not None)
+        return self._results(
+            project_id,
+            picked,
+            stores,
+            with_similarity=embedding is not None,
+            explain=request.explain,
+        )
 
     def _embed_query(self, query: str) -> npt.NDArray[np.float32]:
         vector: npt.NDArray[np.float32] = self._embedder().embed([query])[0]
@@ -147,6 +154,7 @@ class Search:
         stores: dict[str, MemoryStore],
         *,
         with_similarity: bool,
+        explain: bool = False,
     ) -> list[KnowledgeResult]:
         chunks = self._storage.get_chunks([seq for _, seq, _ in picked])
         doc_ids = [a.owner_id for _, _, a in picked if a and a.source == SourceType.DOCUMENT]
@@ -172,8 +180,21 @@ class Search:
                 continue
             if similarity is not None:
                 result.similarity_score = similarity
+            if explain:
+                result.explain = _explanation(ranked, with_similarity)
             results.append(result)
         return results
+
+
+def _explanation(ranked: Ranked, with_similarity: bool) -> Explanation:
+    """Why a result ranked where it did (fetch mode has no legs: every reason is null)."""
+    return Explanation(
+        vector_rank=ranked.vector_rank,
+        cosine=ranked.similarity if with_similarity else None,
+        lexical_rank=ranked.lexical_rank,
+        bm25=ranked.bm25,
+        fused=ranked.score,
+    )
 
 
 def document_result(document: Document, chunk: Chunk, score: float) -> DocumentKnowledgeResult:

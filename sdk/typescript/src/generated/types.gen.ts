@@ -357,6 +357,10 @@ export type DocumentKnowledgeResult = {
      * Updated At
      */
     updated_at: string;
+    /**
+     * naturali extension, only with explain: true.
+     */
+    explain?: Explanation | null;
 };
 
 /**
@@ -503,6 +507,36 @@ export type Evidence = {
      * Quote
      */
     quote?: unknown;
+};
+
+/**
+ * Explanation
+ *
+ * Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
+ * candidates (null when that leg did not propose it), its cosine and BM25 score, and the
+ * fused score that orders the results.
+ */
+export type Explanation = {
+    /**
+     * Vector Rank
+     */
+    vector_rank: number | null;
+    /**
+     * Cosine
+     */
+    cosine: number | null;
+    /**
+     * Lexical Rank
+     */
+    lexical_rank: number | null;
+    /**
+     * Bm25
+     */
+    bm25: number | null;
+    /**
+     * Fused
+     */
+    fused: number;
 };
 
 /**
@@ -954,6 +988,10 @@ export type MemoryKnowledgeResult = {
      * Updated At
      */
     updated_at: string;
+    /**
+     * naturali extension, only with explain: true.
+     */
+    explain?: Explanation | null;
 };
 
 /**
@@ -1503,6 +1541,12 @@ export type SearchRequest = {
     tags?: {
         [key: string]: unknown | string;
     } | null;
+    /**
+     * Explain
+     *
+     * naturali extension: add to each result why it ranked there (its rank and cosine in the vector leg, its rank and BM25 score in the lexical leg, the fused score). Without it the response is exactly the spec's.
+     */
+    explain?: boolean;
 };
 
 /**
