@@ -140,7 +140,7 @@ def test_grep_a_record_see_its_span_then_withdraw_it(page: Page, server: Server)
     )
     _sign_in(page, server)
     page.get_by_role("link", name="Memory").click()
-    page.get_by_label("Memory store").select_option(store["id"])
+    page.locator("#f-store").select_option(store["id"])
     page.get_by_label("Keywords").fill("loading dock")
     page.get_by_role("button", name="Grep").click()
     hit = page.locator("#records article.hit").first
@@ -173,8 +173,8 @@ def test_chronicle_a_week_in_berlin(page: Page, server: Server) -> None:
     )  # Monday 00:30 in Berlin
     _sign_in(page, server)
     page.get_by_role("link", name="Time").click()
-    page.get_by_label("Memory store").select_option(store["id"])
-    page.get_by_label("Date").fill("2026-03-04")
+    page.locator("#f-time-store").select_option(store["id"])
+    page.get_by_label("Date", exact=True).fill("2026-03-04")
     page.get_by_label("Time zone (IANA)").fill("Europe/Berlin")
     page.get_by_label("Its Monday–Sunday week").check()
     page.get_by_role("button", name="Chronicle").click()
@@ -191,7 +191,7 @@ def test_api_errors_show_their_message(page: Page, server: Server) -> None:
     store = httpx.post(base, headers=headers, json={"name": f"err-{page.size_name}"}).json()  # type: ignore[attr-defined]
     _sign_in(page, server)
     page.get_by_role("link", name="Memory").click()
-    page.get_by_label("Memory store").select_option(store["id"])
+    page.locator("#f-store").select_option(store["id"])
     page.get_by_label("Keywords").fill("?!")  # no word tokens: the API says so
     page.get_by_role("button", name="Grep").click()
     expect(page.get_by_role("alert")).to_contain_text("word tokens")
