@@ -7,7 +7,6 @@ from __future__ import annotations
 import inspect
 import json
 import re
-import types
 import typing
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -19,6 +18,7 @@ from pydantic.fields import FieldInfo
 from naturali.cli import views
 from naturali.cli.common import BaseUrl, Token, client, errors, fail
 from naturali.service.operations import OPERATIONS, Operation, Target
+from naturali.service.requests import union_members
 
 app = typer.Typer(
     help="The records tools of a memory store: search, lookup, inventory, dates and writes.",
@@ -78,15 +78,7 @@ def _parameter(operation: Operation, name: str, info: FieldInfo) -> inspect.Para
 def _cli_type(annotation: Any) -> Any:
     """What the command line can carry for a field: str, int, float, bool, list[str], or a
     JSON object (given as text)."""
-    options = [
-        a
-        for a in (
-            typing.get_args(annotation)
-            if typing.get_origin(annotation) in (typing.Union, types.UnionType)
-            else (annotation,)
-        )
-        if a is not type(None)
-    ]
+    options = [a for a in union_members(annotation) if a is not type(None)]
     base = typing.get_origin(options[0]) or options[0]
     if base is typing.Annotated:
         return _cli_type(typing.get_args(options[0])[0])

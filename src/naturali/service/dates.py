@@ -19,6 +19,7 @@ from naturali.contracts.records import (
     TimelineResult,
     TimelineRow,
 )
+from naturali.contracts.wire import WireModel
 from naturali.errors import InvalidRequest
 from naturali.model import User, utcnow
 from naturali.ports.state import ProjectionUnavailable, TemporalRow
@@ -424,7 +425,7 @@ def _freshness(view: StoreView) -> Freshness:
     return Freshness(queried_at=utcnow(), scanned_at=view.scan.scanned_at)
 
 
-def _size(model: TimelineRow | TimelineResult | Any) -> int:
+def _size(model: WireModel) -> int:
     """What a part adds to the response, measured as the budget always measured it."""
     return len(json.dumps(model.wire()))
 

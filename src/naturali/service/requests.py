@@ -68,18 +68,19 @@ class Strict(BaseModel):
         }
 
 
+def union_members(annotation: Any) -> tuple[Any, ...]:
+    """The types an annotation allows: the members of ``X | Y``, or the annotation itself."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return typing.get_args(annotation)
+    return (annotation,)
+
+
 def _integer_fields(model: type[BaseModel]) -> set[str]:
-    out = set()
-    for name, info in model.model_fields.items():
-        annotation = info.annotation
-        options = (
-            typing.get_args(annotation)
-            if typing.get_origin(annotation) in (typing.Union, types.UnionType)
-            else (annotation,)
-        )
-        if int in options:
-            out.add(info.alias or name)
-    return out
+    return {
+        info.alias or name
+        for name, info in model.model_fields.items()
+        if int in union_members(info.annotation)
+    }
 
 
 Snapshot = Annotated[str, StringConstraints(min_length=1, max_length=64)]
