@@ -49,6 +49,9 @@ class Settings:
     # In-memory search indexes beyond this are dropped, least recently searched first, and
     # reloaded from the store on demand.
     index_memory_bytes: int = 2048 * MiB
+    # A search index is saved to <cache_dir>/indexes once this many chunks were added since
+    # its last save (and on shutdown), so a restart reads only what changed since.
+    index_snapshot_rows: int = 10_000
     # Client side (CLI, MCP over HTTP).
     base_url: str = "http://127.0.0.1:8600"
     token: str | None = None

@@ -14,8 +14,6 @@ from naturali.retrieval.index import ProjectIndex
 
 Signals = Literal["hybrid", "vector", "lexical"]
 CANDIDATES_PER_LEG = 100
-# Above this share of rows, one full matrix product beats gathering the subset first.
-_FULL_SCAN_SHARE = 0.3
 
 
 @dataclass(frozen=True)
@@ -44,6 +42,15 @@ class Ranked:
     bm25: float | None = None
 
 
+@dataclass(frozen=True)
+class _Legs:
+    """Each leg's candidates, best first, and every row's BM25 (empty for the vector alone)."""
+
+    vector: npt.NDArray[np.int64]
+    lexical: npt.NDArray[np.int64]
+    bm25: npt.NDArray[np.float32]
+
+
 def rank(
     index: ProjectIndex,
     mask: npt.NDArray[np.bool_],
@@ -55,71 +62,68 @@ def rank(
 ) -> list[Ranked]:
     """``query_vector`` is asked for only after the lexical leg has run, so the caller can
     embed the query concurrently with it."""
-    rows = np.flatnonzero(mask)
-    if rows.size == 0:
+    subset = int(np.count_nonzero(mask))
+    if subset == 0:
         return []
     pool = max(CANDIDATES_PER_LEG, limit)
-    lexical = np.zeros(0, np.float32)
+    bm25 = np.zeros(0, np.float32)
     lexical_candidates = np.empty(0, np.int64)
     if ranking.signals != "vector":
-        lexical = index.lexical.score(query_terms, mask, int(rows.size))
-        hits = np.flatnonzero(lexical > 0)  # zero outside the mask
-        lexical_candidates = _top(hits, lexical[hits], pool)
-    similarity = _cosine(index, mask, rows, query_vector())
+        bm25 = index.lexical.score(query_terms, mask, subset)
+        hits = np.flatnonzero(bm25 > 0)  # zero outside the mask
+        lexical_candidates = _top(hits, bm25[hits], pool)
+    query = query_vector()
     vector_candidates = np.empty(0, np.int64)
     if ranking.signals != "lexical":
-        eligible = rows if min_similarity is None else rows[similarity[rows] >= min_similarity]
-        vector_candidates = _top(eligible, similarity[eligible], pool)
-    if ranking.signals == "vector":
-        fused, candidates = similarity[vector_candidates], vector_candidates
-    elif ranking.signals == "lexical":
-        fused, candidates = lexical[lexical_candidates], lexical_candidates
-    else:
-        candidates = np.union1d(vector_candidates, lexical_candidates)
-        if ranking.fusion == "rrf":
-            fused = fusion.rrf(
-                _ranks(candidates, vector_candidates), _ranks(candidates, lexical_candidates)
-            )
-        else:
-            vector_ok = None if min_similarity is None else similarity[candidates] >= min_similarity
-            fused = fusion.blend(similarity[candidates], lexical[candidates], vector_ok=vector_ok)
+        nearest = index.vectors.nearest(query, mask, pool)
+        vector_candidates = nearest.rows
+        if min_similarity is not None:
+            vector_candidates = vector_candidates[nearest.cosines >= min_similarity]
+    legs = _Legs(vector_candidates, lexical_candidates, bm25)
+    candidates = {
+        "vector": legs.vector,
+        "lexical": legs.lexical,
+        "hybrid": np.union1d(legs.vector, legs.lexical),
+    }[ranking.signals]
+    similarity = index.vectors.cosines(candidates, query)
+    fused = _fused(ranking, candidates, similarity, legs, min_similarity)
     order = np.lexsort((index.seqs[candidates], -fused))[:limit]
-    vector_at = _positions(vector_candidates)
-    lexical_at = _positions(lexical_candidates)
+    vector_at, lexical_at = _positions(legs.vector), _positions(legs.lexical)
     return [
         Ranked(
             row,
             float(fused[i]),
-            float(similarity[row]),
+            float(similarity[i]),
             vector_at.get(row),
             lexical_at.get(row),
-            float(lexical[row]) if lexical.size else None,
+            float(bm25[row]) if bm25.size else None,
         )
         for i in order
         for row in (int(candidates[i]),)
     ]
 
 
+def _fused(
+    ranking: Ranking,
+    candidates: npt.NDArray[np.int64],
+    similarity: npt.NDArray[np.float32],
+    legs: _Legs,
+    min_similarity: float | None,
+) -> npt.NDArray[np.float32]:
+    """Each candidate's score: one leg's own score, or both legs fused."""
+    if ranking.signals == "vector":
+        return similarity
+    if ranking.signals == "lexical":
+        return legs.bm25[candidates]
+    if ranking.fusion == "rrf":
+        return fusion.rrf(_ranks(candidates, legs.vector), _ranks(candidates, legs.lexical))
+    vector_ok = None if min_similarity is None else similarity >= min_similarity
+    return fusion.blend(similarity, legs.bm25[candidates], vector_ok=vector_ok)
+
+
 def _positions(ranked: npt.NDArray[np.int64]) -> dict[int, int]:
     """Row → 1-based rank among a leg's candidates."""
     return {int(row): i + 1 for i, row in enumerate(ranked)}
-
-
-def _cosine(
-    index: ProjectIndex,
-    mask: npt.NDArray[np.bool_],
-    rows: npt.NDArray[np.int64],
-    query_vector: npt.NDArray[np.float32],
-) -> npt.NDArray[np.float32]:
-    """Cosine of every row in ``rows`` (vectors are unit length); other entries are -inf."""
-    n = mask.size
-    if rows.size >= _FULL_SCAN_SHARE * n:
-        sims = index.vectors[:n] @ query_vector
-        sims[~mask] = -np.inf
-        return sims
-    sims = np.full(n, -np.inf, np.float32)
-    sims[rows] = index.vectors[rows] @ query_vector
-    return sims
 
 
 def _top(

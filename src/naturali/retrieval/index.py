@@ -8,17 +8,14 @@ half of its rows are dead.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from naturali.model import Chunk, SourceType, tag_pairs
-from naturali.ports.storage import Storage
+from naturali.model import Chunk, SourceType
 from naturali.retrieval.lexical import LexicalIndex
+from naturali.retrieval.vectors import Vectors
 
 TagPairs = frozenset[tuple[str, str]]
 _CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}  # the int8 per-row source column
@@ -33,6 +30,7 @@ class OwnerAttrs:
     path: str = ""  # documents
     store_id: str = ""  # memories
     tags: tuple[tuple[str, str], ...] = ()
+    title: str = ""  # documents: carried into every chunk's lexical terms
 
 
 @dataclass(frozen=True)
@@ -73,7 +71,7 @@ class ProjectIndex:
     removal_cursor: int = 0
     n: int = 0
     dead: int = 0
-    vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    vectors: Vectors = field(default_factory=lambda: Vectors(0))
     alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, np.bool_))
     source: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
     owner: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -86,11 +84,15 @@ class ProjectIndex:
 
     _owner_sources: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
 
+    def __post_init__(self) -> None:
+        if self.vectors.dimension != self.dimension:
+            self.vectors = Vectors(self.dimension)
+
     def memory_bytes(self) -> int:
         """What this index holds in memory, estimated: its arrays, its BM25 postings, and
         ~200 bytes of bookkeeping per row and per owner."""
-        arrays = sum(
-            a.nbytes for a in (self.vectors, self.alive, self.source, self.owner, self.seqs)
+        arrays = self.vectors.nbytes + sum(
+            a.nbytes for a in (self.alive, self.source, self.owner, self.seqs)
         )
         return arrays + self.lexical.memory_bytes() + 200 * (self.n + len(self.owner_keys))
 
@@ -147,10 +149,20 @@ class ProjectIndex:
     def live_rows(self) -> npt.NDArray[np.bool_]:
         return self.alive[: self.n]
 
-    def apply(self, added: list[Chunk], removed: list[int]) -> None:
+    def apply(self, added: list[Chunk], removed: list[int], owners: dict[str, OwnerAttrs]) -> None:
+        """Append ``added`` chunks and mask ``removed`` ones; ``owners`` are the current
+        attributes of the new chunks' owners (by ``owner_key``)."""
+        start = self.n
         self._grow(self.n + len(added))
-        for chunk in added:
-            self._append(chunk)
+        vectors = np.zeros((len(added), self.dimension), np.float32)
+        for i, chunk in enumerate(added):
+            vector = np.frombuffer(chunk.vector, dtype=np.float32)
+            if vector.size == self.dimension and chunk.model == self.model_id:
+                vectors[i] = vector
+            self._append(chunk, owners)
+        self.vectors.put(start, vectors)
+        for key, attrs in owners.items():
+            self.owner_attrs[self.owner_code[key]] = attrs
         for seq in removed:
             row = self.row_of_seq.pop(seq, None)
             if row is not None and self.alive[row]:
@@ -163,23 +175,19 @@ class ProjectIndex:
             return
         new_capacity = max(needed, capacity * 2, 1024)
 
-        def grown(a: npt.NDArray[np.generic], shape: tuple[int, ...]) -> npt.NDArray[np.generic]:
-            out = np.zeros(shape, a.dtype)
-            if self.n:
-                out[: self.n] = a[: self.n]
+        def grown(a: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+            out = np.zeros(new_capacity, a.dtype)
+            out[: self.n] = a[: self.n]
             return out
 
-        self.vectors = grown(self.vectors, (new_capacity, self.dimension))  # type: ignore[assignment]
-        self.alive = grown(self.alive, (new_capacity,))  # type: ignore[assignment]
-        self.source = grown(self.source, (new_capacity,))  # type: ignore[assignment]
-        self.owner = grown(self.owner, (new_capacity,))  # type: ignore[assignment]
-        self.seqs = grown(self.seqs, (new_capacity,))  # type: ignore[assignment]
+        self.vectors.grow(new_capacity, self.n)
+        self.alive = grown(self.alive)  # type: ignore[assignment]
+        self.source = grown(self.source)  # type: ignore[assignment]
+        self.owner = grown(self.owner)  # type: ignore[assignment]
+        self.seqs = grown(self.seqs)  # type: ignore[assignment]
 
-    def _append(self, chunk: Chunk) -> None:
+    def _append(self, chunk: Chunk, owners: dict[str, OwnerAttrs]) -> None:
         row = self.n
-        vector = np.frombuffer(chunk.vector, dtype=np.float32)
-        if vector.size == self.dimension and chunk.model == self.model_id:
-            self.vectors[row] = vector
         key = owner_key(chunk.source_type, chunk.owner_id)
         code = self.owner_code.get(key)
         if code is None:
@@ -190,101 +198,10 @@ class ProjectIndex:
         self.owner[row] = code
         self.seqs[row] = chunk.seq
         self.row_of_seq[chunk.seq] = row
-        self.lexical.add(row, chunk.text)
+        attrs = owners.get(key)
+        self.lexical.add(row, chunk.text, attrs.title if attrs else "")
         self.n += 1
 
 
 def owner_key(source_type: SourceType, owner_id: str) -> str:
     return ("d:" if source_type == SourceType.DOCUMENT else "m:") + owner_id
-
-
-class IndexRegistry:
-    """One ``ProjectIndex`` per project, synced before each search under a per-project lock."""
-
-    def __init__(
-        self,
-        storage: Storage,
-        dimension: Callable[[], int],
-        model_id: Callable[[], str],
-        memory_budget: int = 2 << 30,
-    ) -> None:
-        self._storage = storage
-        self._dimension = dimension
-        self._model_id = model_id
-        self._budget = memory_budget
-        # Least recently searched first: a dict keeps insertion order, and a search moves
-        # its project to the end.
-        self._indexes: dict[str, ProjectIndex] = {}
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
-
-    @contextmanager
-    def synced(self, project_id: str) -> Iterator[ProjectIndex]:
-        """The project's index, brought up to date, held for the caller's read.
-
-        Reads of one project are serialised with its syncs: numpy does the heavy work, and this
-        keeps the arrays and postings consistent without copying them per query.
-        """
-        with self._guard:
-            lock = self._locks.setdefault(project_id, threading.Lock())
-        with lock:
-            with self._guard:
-                index = self._indexes.get(project_id)
-            if index is None or index.dead > max(1000, index.n // 2):
-                index = ProjectIndex(project_id, self._dimension(), model_id=self._model_id())
-            changes = self._storage.chunk_changes(
-                project_id, index.chunk_cursor, index.removal_cursor
-            )
-            if changes.added or changes.removed:
-                index.apply(changes.added, changes.removed)
-                self._load_owner_attrs(index, changes.added)
-                index.chunk_cursor = changes.chunk_cursor
-                index.removal_cursor = changes.removal_cursor
-            self._touch(project_id, index)
-            yield index
-
-    def _touch(self, project_id: str, index: ProjectIndex) -> None:
-        """Mark the project most recently searched, then drop the least recently searched
-        other projects' indexes while all of them exceed the memory budget (a dropped index
-        is reloaded from the store on its next search)."""
-        with self._guard:
-            self._indexes.pop(project_id, None)
-            self._indexes[project_id] = index
-            sizes = {p: i.memory_bytes() for p, i in self._indexes.items()}
-            total = sum(sizes.values())
-            for victim in list(self._indexes):
-                if total <= self._budget or victim == project_id:
-                    break
-                total -= sizes[victim]
-                del self._indexes[victim]
-
-    def loaded(self) -> dict[str, int]:
-        """Projects whose index is in memory, least recently searched first, with its size."""
-        with self._guard:
-            return {p: i.memory_bytes() for p, i in self._indexes.items()}
-
-    def _load_owner_attrs(self, index: ProjectIndex, added: list[Chunk]) -> None:
-        """Owners of new chunks: re-read their attributes (a new version may retag them)."""
-        doc_ids = sorted({c.owner_id for c in added if c.source_type == SourceType.DOCUMENT})
-        memory_keys = sorted(
-            {tuple(c.owner_id.split("/", 1)) for c in added if c.source_type == SourceType.MEMORY}
-        )
-        for doc in self._storage.get_documents(index.project_id, doc_ids).values():
-            code = index.owner_code[owner_key(SourceType.DOCUMENT, doc.id)]
-            index.owner_attrs[code] = OwnerAttrs(
-                SourceType.DOCUMENT, doc.id, path=doc.path, tags=tuple(sorted(doc.tags.items()))
-            )
-        keys = [(k[0], k[1]) for k in memory_keys]
-        for (store_id, memory_id), memory in self._storage.get_store_memories(keys).items():
-            code = index.owner_code[owner_key(SourceType.MEMORY, f"{store_id}/{memory_id}")]
-            index.owner_attrs[code] = OwnerAttrs(
-                SourceType.MEMORY,
-                memory_id,
-                store_id=store_id,
-                tags=tuple(sorted(tag_pairs(memory.tags))),
-            )
-
-    def reset(self) -> None:
-        """Forget every index (vectors changed in place, e.g. after re-embedding)."""
-        with self._guard:
-            self._indexes.clear()

@@ -4,41 +4,71 @@ A naive FTS5 ``bm25()`` OR query costs ~140 ms over 100,000 chunks; accumulating
 a dense score array with numpy costs well under a millisecond per term. Statistics (document
 frequency, average length) are taken over the filtered subset, so a subset is ranked within
 itself and nothing outside it changes a rank.
+
+A chunk is indexed with its document's title when the chunk does not begin with it, so the
+second half of a long document still matches on what the document is about.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from naturali.text.tokens import terms
 
-K1 = 1.2
-B = 0.75
+# Tuned on SciFact's train queries (README, "Evaluation"): lower length normalisation suits
+# chunks, which are already of similar length.
+K1 = 0.9
+B = 0.4
 
 Mask = npt.NDArray[np.bool_]
 Scores = npt.NDArray[np.float32]
+Rows = npt.NDArray[np.int64]
+Tfs = npt.NDArray[np.float32]
 
 
 class _Postings:
-    __slots__ = ("rows", "tfs", "_frozen")
+    """One term's rows and term frequencies: a frozen base (from a snapshot) and a tail of
+    rows appended since."""
 
-    def __init__(self) -> None:
+    __slots__ = ("base_rows", "base_tfs", "rows", "tfs", "_frozen")
+
+    def __init__(self, base_rows: Rows | None = None, base_tfs: Tfs | None = None) -> None:
+        self.base_rows = base_rows
+        self.base_tfs = base_tfs
         self.rows: list[int] = []
         self.tfs: list[int] = []
-        self._frozen: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+        self._frozen: tuple[Rows, Tfs] | None = None
+        if base_rows is not None and base_tfs is not None:
+            self._frozen = (base_rows, base_tfs)
 
     def add(self, row: int, tf: int) -> None:
         self.rows.append(row)
         self.tfs.append(tf)
         self._frozen = None
 
-    def arrays(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    def arrays(self) -> tuple[Rows, Tfs]:
         if self._frozen is None:
-            self._frozen = (np.array(self.rows, np.int64), np.array(self.tfs, np.float32))
+            rows, tfs = np.array(self.rows, np.int64), np.array(self.tfs, np.float32)
+            if self.base_rows is not None and self.base_tfs is not None:
+                rows = np.concatenate([self.base_rows, rows])
+                tfs = np.concatenate([self.base_tfs, tfs])
+            self._frozen = (rows, tfs)
         return self._frozen
+
+
+@dataclass(frozen=True)
+class LexicalArrays:
+    """The whole index as flat arrays (compressed sparse rows by term), for a snapshot."""
+
+    vocabulary: list[str]
+    offsets: npt.NDArray[np.int64]  # term i's postings are [offsets[i], offsets[i + 1])
+    rows: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.uint16]
+    lengths: npt.NDArray[np.float32]
 
 
 class LexicalIndex:
@@ -46,18 +76,28 @@ class LexicalIndex:
         self._postings: dict[str, _Postings] = {}
         self._lengths: list[int] = []
         self._length_array: npt.NDArray[np.float32] | None = None
-        self._entries = 0  # postings entries, for the memory estimate
+        self._base_lengths: npt.NDArray[np.float32] = np.zeros(0, np.float32)
+        self._entries = 0  # appended postings entries, for the memory estimate
+        self._base_entries = 0  # postings entries loaded from a snapshot (flat arrays)
 
     def memory_bytes(self) -> int:
         """An estimate: ~36 bytes per postings entry (two list slots and a row int; term
         frequencies are cached small ints), ~250 per term (its key and lists); within a few
-        percent of tracemalloc over 3,000 SciFact abstracts."""
-        return self._entries * 36 + len(self._postings) * 250 + len(self._lengths) * 36
+        percent of tracemalloc over 3,000 SciFact abstracts. Snapshot postings are flat
+        arrays: 12 bytes an entry."""
+        rows = len(self._base_lengths) + len(self._lengths)
+        entries = self._entries * 36 + self._base_entries * 12
+        return entries + len(self._postings) * 250 + rows * 36
 
-    def add(self, row: int, text: str) -> None:
-        assert row == len(self._lengths), "rows are appended in order"
-        counts = Counter(terms(text))
-        self._lengths.append(sum(counts.values()))
+    def add(self, row: int, text: str, title: str = "") -> None:
+        assert row == len(self._base_lengths) + len(self._lengths), "rows are appended in order"
+        words = terms(text)
+        if title:
+            carried = terms(title)
+            if words[: len(carried)] != carried:
+                words = carried + words
+        counts = Counter(words)
+        self._lengths.append(len(words))
         self._length_array = None
         self._entries += len(counts)
         for term, tf in counts.items():
@@ -68,15 +108,16 @@ class LexicalIndex:
 
     def lengths(self) -> npt.NDArray[np.float32]:
         if self._length_array is None:
-            self._length_array = np.array(self._lengths, np.float32)
+            tail = np.array(self._lengths, np.float32)
+            self._length_array = np.concatenate([self._base_lengths, tail])
         return self._length_array
 
     def score(self, query: list[str], mask: Mask, subset_size: int) -> Scores:
         """BM25 of every row (0 where no term matches); rows outside ``mask`` score 0."""
-        scores = np.zeros(len(self._lengths), np.float32)
+        lengths = self.lengths()
+        scores = np.zeros(lengths.size, np.float32)
         if subset_size == 0:
             return scores
-        lengths = self.lengths()
         avgdl = float(lengths[mask].mean()) or 1.0
         for term in query:
             postings = self._postings.get(term)
@@ -91,3 +132,32 @@ class LexicalIndex:
             norm = K1 * (1.0 - B + B * lengths[rows] / avgdl)
             scores[rows] += np.float32(idf) * tfs * (K1 + 1.0) / (tfs + norm)
         return scores
+
+    def to_arrays(self) -> LexicalArrays:
+        vocabulary = list(self._postings)
+        frozen = [self._postings[t].arrays() for t in vocabulary]
+        sizes = np.array([r.size for r, _ in frozen], np.int64)
+        offsets = np.zeros(len(vocabulary) + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        rows = [r for r, _ in frozen] or [np.zeros(0, np.int64)]
+        tfs = [t for _, t in frozen] or [np.zeros(0, np.float32)]
+        return LexicalArrays(
+            vocabulary,
+            offsets,
+            np.concatenate(rows).astype(np.int32),
+            np.concatenate(tfs).astype(np.uint16),
+            self.lengths().copy(),
+        )
+
+    @classmethod
+    def from_arrays(cls, arrays: LexicalArrays) -> LexicalIndex:
+        index = cls()
+        rows = arrays.rows.astype(np.int64)
+        tfs = arrays.tfs.astype(np.float32)
+        bounds = arrays.offsets.tolist()
+        for i, term in enumerate(arrays.vocabulary):
+            start, end = bounds[i], bounds[i + 1]
+            index._postings[term] = _Postings(rows[start:end], tfs[start:end])
+        index._base_lengths = arrays.lengths
+        index._base_entries = int(arrays.rows.size)
+        return index

@@ -15,7 +15,7 @@ from pathlib import Path
 from naturali.ports.embedder import Embedder
 from naturali.ports.state import StateFactory
 from naturali.ports.storage import Storage
-from naturali.retrieval.index import IndexRegistry
+from naturali.retrieval.registry import IndexRegistry
 from naturali.service.auth import Auth
 from naturali.service.dates import Dates
 from naturali.service.documents import Documents
@@ -73,6 +73,8 @@ class Services:
             lambda: self.embedder().dimension,
             lambda: self.embedder().model_id,
             settings.index_memory_bytes,
+            settings.local_cache_dir / "indexes",
+            settings.index_snapshot_rows,
         )
         self.search = Search(
             self.storage,
@@ -131,5 +133,6 @@ class Services:
     def close(self) -> None:
         """Stop the background indexer, then close every store and the catalog."""
         self.indexer.close()
+        self.indexes.close()
         self.stores.close()
         self.storage.close()

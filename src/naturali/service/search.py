@@ -28,7 +28,8 @@ from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, Use
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import PRODUCT, Ranked, Ranking, rank
-from naturali.retrieval.index import IndexRegistry, OwnerAttrs, ProjectIndex, Selection
+from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
+from naturali.retrieval.registry import IndexRegistry
 from naturali.service.auth import Auth
 from naturali.service.memories import Memories
 from naturali.service.requests import SearchRequest

@@ -1,0 +1,202 @@
+"""The search indexes of one server: one ``ProjectIndex`` per project, synced with the store
+before each search, kept within a memory budget, and saved as snapshots in the cache dir so a
+restarted server does not rebuild them from every chunk."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from naturali.model import Chunk, SourceType, tag_pairs
+from naturali.ports.storage import Storage
+from naturali.retrieval import snapshot
+from naturali.retrieval.index import OwnerAttrs, ProjectIndex, owner_key
+
+
+class IndexRegistry:
+    """One ``ProjectIndex`` per project, synced before each search under a per-project lock."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        dimension: Callable[[], int],
+        model_id: Callable[[], str],
+        memory_budget: int = 2 << 30,
+        snapshots: Path | None = None,
+        snapshot_rows: int = 10_000,
+    ) -> None:
+        self._storage = storage
+        self._dimension = dimension
+        self._model_id = model_id
+        self._budget = memory_budget
+        self._snapshots = snapshots
+        # Saved when this many rows were appended since the last save, and at least a fifth
+        # of the index: often enough that a restart reads little, rarely enough to cost little.
+        self._snapshot_rows = snapshot_rows
+        # Least recently searched first: a dict keeps insertion order, and a search moves
+        # its project to the end.
+        self._indexes: dict[str, ProjectIndex] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._saved_rows: dict[str, int] = {}  # project → index rows when last saved
+        self._saving: dict[str, threading.Thread] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def synced(self, project_id: str) -> Iterator[ProjectIndex]:
+        """The project's index, brought up to date, held for the caller's read.
+
+        Reads of one project are serialised with its syncs: numpy does the heavy work, and this
+        keeps the arrays and postings consistent without copying them per query.
+        """
+        lock = self._lock(project_id)
+        with lock:
+            with self._guard:
+                index = self._indexes.get(project_id)
+            if index is None or index.dead > max(1000, index.n // 2):
+                index = self._fresh(project_id, reuse_snapshot=index is None)
+            changes = self._storage.chunk_changes(
+                project_id, index.chunk_cursor, index.removal_cursor
+            )
+            if changes.added or changes.removed:
+                owners = self._owner_attrs(index.project_id, changes.added)
+                index.apply(changes.added, changes.removed, owners)
+                index.chunk_cursor = changes.chunk_cursor
+                index.removal_cursor = changes.removal_cursor
+            self._touch(project_id, index)
+            if self._worth_saving(index):
+                self._save_later(project_id)
+            yield index
+
+    def _lock(self, project_id: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(project_id, threading.Lock())
+
+    def _fresh(self, project_id: str, *, reuse_snapshot: bool) -> ProjectIndex:
+        """The project's saved index when there is one that matches, else an empty one (the
+        sync that follows reads every chunk)."""
+        dimension, model_id = self._dimension(), self._model_id()
+        if reuse_snapshot and self._snapshots is not None:
+            loaded = snapshot.load(self._snapshots, project_id, dimension, model_id, self._holds)
+            if loaded is not None:
+                self._saved_rows[project_id] = loaded.n
+                return loaded
+        self._saved_rows[project_id] = 0
+        return ProjectIndex(project_id, dimension, model_id=model_id)
+
+    def _holds(self, seq: int, chunk_id: str) -> bool:
+        chunk = self._storage.get_chunks([seq]).get(seq)
+        return chunk is not None and chunk.id == chunk_id
+
+    def _worth_saving(self, index: ProjectIndex) -> bool:
+        appended = index.n - self._saved_rows.get(index.project_id, 0)
+        return (
+            self._snapshots is not None
+            and appended >= self._snapshot_rows
+            and appended * 5 >= index.n
+            and index.project_id not in self._saving
+        )
+
+    def _save_later(self, project_id: str) -> None:
+        """Save in the background, after the search that found it worth saving returns."""
+        thread = threading.Thread(
+            target=self._save, args=(project_id,), name="naturali-snapshot", daemon=True
+        )
+        with self._guard:
+            self._saving[project_id] = thread
+        thread.start()
+
+    def _save(self, project_id: str) -> None:
+        try:
+            with self._lock(project_id):
+                with self._guard:
+                    index = self._indexes.get(project_id)
+                if index is None or self._snapshots is None:
+                    return
+                snapshot.save(index, self._snapshots, self._newest(index))
+                self._saved_rows[project_id] = index.n
+        finally:
+            with self._guard:
+                self._saving.pop(project_id, None)
+
+    def _newest(self, index: ProjectIndex) -> snapshot.Newest | None:
+        live = index.seqs[: index.n][index.live_rows]
+        if live.size == 0:
+            return None
+        seq = int(live.max())
+        chunk = self._storage.get_chunks([seq]).get(seq)
+        return (seq, chunk.id) if chunk is not None else None
+
+    def close(self) -> None:
+        """Wait for snapshots being written, then save every index changed since its last."""
+        with self._guard:
+            pending = list(self._saving.values())
+            changed = [
+                p
+                for p, i in self._indexes.items()
+                if i.n >= self._snapshot_rows and i.n != self._saved_rows.get(p, 0)
+            ]
+        for thread in pending:
+            thread.join()
+        if self._snapshots is not None:
+            for project_id in changed:
+                self._save(project_id)
+
+    def _touch(self, project_id: str, index: ProjectIndex) -> None:
+        """Mark the project most recently searched, then drop the least recently searched
+        other projects' indexes while all of them exceed the memory budget (a dropped index
+        is reloaded from the store on its next search)."""
+        with self._guard:
+            self._indexes.pop(project_id, None)
+            self._indexes[project_id] = index
+            sizes = {p: i.memory_bytes() for p, i in self._indexes.items()}
+            total = sum(sizes.values())
+            for victim in list(self._indexes):
+                if total <= self._budget or victim == project_id:
+                    break
+                total -= sizes[victim]
+                del self._indexes[victim]
+
+    def loaded(self) -> dict[str, int]:
+        """Projects whose index is in memory, least recently searched first, with its size."""
+        with self._guard:
+            return {p: i.memory_bytes() for p, i in self._indexes.items()}
+
+    def _owner_attrs(self, project_id: str, added: list[Chunk]) -> dict[str, OwnerAttrs]:
+        """The owners of new chunks, re-read (a new version may retag or retitle them)."""
+        doc_ids = sorted({c.owner_id for c in added if c.source_type == SourceType.DOCUMENT})
+        memory_keys = sorted(
+            {tuple(c.owner_id.split("/", 1)) for c in added if c.source_type == SourceType.MEMORY}
+        )
+        owners: dict[str, OwnerAttrs] = {}
+        for doc in self._storage.get_documents(project_id, doc_ids).values():
+            owners[owner_key(SourceType.DOCUMENT, doc.id)] = OwnerAttrs(
+                SourceType.DOCUMENT,
+                doc.id,
+                path=doc.path,
+                tags=tuple(sorted(doc.tags.items())),
+                title=doc.title or "",
+            )
+        keys = [(k[0], k[1]) for k in memory_keys]
+        for (store_id, memory_id), memory in self._storage.get_store_memories(keys).items():
+            owners[owner_key(SourceType.MEMORY, f"{store_id}/{memory_id}")] = OwnerAttrs(
+                SourceType.MEMORY,
+                memory_id,
+                store_id=store_id,
+                tags=tuple(sorted(tag_pairs(memory.tags))),
+            )
+        return owners
+
+    def reset(self) -> None:
+        """Forget every index and snapshot (vectors changed in place, e.g. after re-embedding)."""
+        with self._guard:
+            pending = list(self._saving.values())
+        for thread in pending:
+            thread.join()
+        with self._guard:
+            self._indexes.clear()
+            self._saved_rows.clear()
+            if self._snapshots is not None:
+                shutil.rmtree(self._snapshots, ignore_errors=True)

@@ -1,0 +1,174 @@
+"""A project's search index saved in the cache dir, so a server with a large project is ready
+in seconds instead of re-reading and re-tokenising every chunk.
+
+The snapshot holds the index's arrays (float32 and int8 vectors, per-row columns, BM25
+postings as flat arrays) and its chunk and removal cursors, so on load only what changed since
+is read from the store. It is only a cache: one that does not match — another format, model or
+dimension, or a store that no longer holds its newest chunk (a restored backup) — is ignored,
+and the index is rebuilt from the store. Written to a temporary directory and renamed, so a
+crash leaves the old snapshot or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from naturali.model import SourceType
+from naturali.retrieval.index import OwnerAttrs, ProjectIndex
+from naturali.retrieval.lexical import LexicalArrays, LexicalIndex
+from naturali.retrieval.vectors import Vectors
+
+FORMAT = 1
+_ARRAYS = "arrays.npy.npz"
+_META = "meta.json"
+
+
+def path_for(directory: Path, project_id: str) -> Path:
+    return directory / project_id
+
+
+Newest = tuple[int, str]  # the seq and id of the newest live chunk a snapshot holds
+
+
+def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
+    """Write ``index`` (held by the caller, so it does not change meanwhile)."""
+    n = index.n
+    lexical = index.lexical.to_arrays()
+    meta: dict[str, Any] = {
+        "format": FORMAT,
+        "project_id": index.project_id,
+        "model_id": index.model_id,
+        "dimension": index.dimension,
+        "chunk_cursor": index.chunk_cursor,
+        "removal_cursor": index.removal_cursor,
+        "newest": list(newest) if newest else None,
+        "n": n,
+        "dead": index.dead,
+        "scale": index.vectors.scale,
+        "error": index.vectors.error,
+        "norm": index.vectors.norm,
+        "owner_keys": index.owner_keys,
+        "owner_attrs": [[code, *_attrs_row(a)] for code, a in index.owner_attrs.items()],
+        "vocabulary": lexical.vocabulary,
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".snapshot-", dir=directory))
+    try:
+        np.savez(
+            staging / _ARRAYS,
+            exact=index.vectors.exact[:n],
+            codes=index.vectors.codes[:n],
+            alive=index.alive[:n],
+            source=index.source[:n],
+            owner=index.owner[:n],
+            seqs=index.seqs[:n],
+            offsets=lexical.offsets,
+            rows=lexical.rows,
+            tfs=lexical.tfs,
+            lengths=lexical.lengths,
+        )
+        (staging / _META).write_text(json.dumps(meta))
+        target = path_for(directory, index.project_id)
+        retired = directory / f".retired-{index.project_id}"
+        if target.exists():
+            os.replace(target, retired)
+        os.replace(staging, target)
+        shutil.rmtree(retired, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def load(
+    directory: Path,
+    project_id: str,
+    dimension: int,
+    model_id: str,
+    holds: Callable[[int, str], bool],
+) -> ProjectIndex | None:
+    """The saved index of ``project_id``, or None when there is none that matches or the store
+    no longer ``holds`` the newest chunk it saw (by seq and id)."""
+    folder = path_for(directory, project_id)
+    try:
+        meta = json.loads((folder / _META).read_text())
+        if (meta["format"], meta["project_id"], meta["dimension"], meta["model_id"]) != (
+            FORMAT,
+            project_id,
+            dimension,
+            model_id,
+        ):
+            return None
+        if meta["newest"] is not None and not holds(*meta["newest"]):
+            return None
+        with np.load(folder / _ARRAYS) as arrays:
+            return _restore(meta, {name: arrays[name] for name in arrays.files})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
+    n = int(meta["n"])
+    vectors = Vectors(int(meta["dimension"]))
+    vectors.exact, vectors.codes = arrays["exact"], arrays["codes"]
+    vectors.scale, vectors.error, vectors.norm = meta["scale"], meta["error"], meta["norm"]
+    seqs = arrays["seqs"]
+    alive = arrays["alive"]
+    owner_keys: list[str] = list(meta["owner_keys"])
+    index = ProjectIndex(
+        meta["project_id"],
+        int(meta["dimension"]),
+        model_id=meta["model_id"],
+        chunk_cursor=int(meta["chunk_cursor"]),
+        removal_cursor=int(meta["removal_cursor"]),
+        n=n,
+        dead=int(meta["dead"]),
+        vectors=vectors,
+        alive=alive,
+        source=arrays["source"],
+        owner=arrays["owner"],
+        seqs=seqs,
+        row_of_seq=dict(zip(seqs[alive].tolist(), np.flatnonzero(alive).tolist(), strict=True)),
+        owner_keys=owner_keys,
+        owner_code={key: code for code, key in enumerate(owner_keys)},
+        lexical=LexicalIndex.from_arrays(
+            LexicalArrays(
+                list(meta["vocabulary"]),
+                arrays["offsets"],
+                arrays["rows"],
+                arrays["tfs"],
+                arrays["lengths"],
+            )
+        ),
+        owner_attrs={int(row[0]): _attrs(row[1:]) for row in meta["owner_attrs"]},
+    )
+    return index
+
+
+def _attrs_row(attrs: OwnerAttrs) -> list[Any]:
+    return [
+        str(attrs.source),
+        attrs.owner_id,
+        attrs.path,
+        attrs.store_id,
+        [list(pair) for pair in attrs.tags],
+        attrs.title,
+    ]
+
+
+def _attrs(row: list[Any]) -> OwnerAttrs:
+    source, owner_id, path, store_id, tags, title = row
+    return OwnerAttrs(
+        SourceType(source),
+        owner_id,
+        path=path,
+        store_id=store_id,
+        tags=tuple((str(k), str(v)) for k, v in tags),
+        title=title,
+    )

@@ -1,0 +1,110 @@
+"""A search index saved in the cache dir: a restarted server loads it and reads from the store
+only what changed since; one that no longer matches the store is ignored."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from conftest import Api, validate_result
+from naturali.api.app import create_app
+from naturali.compose import build_services
+from naturali.embed.onnx import OnnxEmbedder
+from naturali.settings import Settings
+
+DOCS = {
+    "/refunds.md": "# Refunds\n\nRefunds are processed within five business days.",
+    "/oncall.md": "# On call\n\nEscalations go to the on-call engineer first.",
+    "/tea.md": "# Kitchen\n\nThe kitchen has green tea, coffee and oat milk.",
+}
+QUERIES = ("how long do refunds take", "who handles escalations", "is there coffee")
+
+
+@contextmanager
+def _server(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any], token: str | None = None
+) -> Iterator[Api]:
+    """A server on the test's data dir (a restart reuses it and the owner's token); closing it
+    runs ``Services.close()``, which saves the snapshot."""
+    settings = Settings(data_dir=tmp_path / "data", index_snapshot_rows=1, **backend)
+    naturali = build_services(settings, embedder=embedder)
+    try:
+        token = naturali.bootstrap() or token
+        assert token
+        with TestClient(create_app(naturali), raise_server_exceptions=False) as http:
+            http.event_hooks["response"].append(validate_result)
+            yield Api(http, naturali, token)
+    finally:
+        naturali.close()
+
+
+def _answers(api: Api, project_id: str) -> list[list[tuple[str, float]]]:
+    out = []
+    for query in QUERIES:
+        r = api.search(project_id, query=query, include_memories=False)
+        assert r.status_code == 200, r.text
+        out.append([(h["path"], round(h["score"], 5)) for h in r.json()["results"]])
+    return out
+
+
+def _sync_cursors(api: Api) -> list[int]:
+    """The chunk cursor each sync asks the store from, as they happen."""
+    cursors: list[int] = []
+    storage = api.naturali.storage
+    original = storage.chunk_changes
+
+    def spy(project_id: str, chunk_cursor: int, removal_cursor: int) -> Any:
+        cursors.append(chunk_cursor)
+        return original(project_id, chunk_cursor, removal_cursor)
+
+    storage.chunk_changes = spy  # type: ignore[method-assign]
+    return cursors
+
+
+def test_a_restarted_server_reads_only_what_changed_since_the_snapshot(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    with _server(tmp_path, embedder, backend) as api:
+        project_id = api.project()
+        ids = {path: api.doc(project_id, path, text)["id"] for path, text in DOCS.items()}
+        _answers(api, project_id)
+    assert (tmp_path / "data" / "cache" / "indexes" / project_id / "meta.json").is_file()
+
+    with _server(tmp_path, embedder, backend, api.token) as api:
+        # Changes while no index is loaded: an older document gone, a new one added.
+        gone = f"/v1/projects/{project_id}/documents/{ids['/refunds.md']}"
+        assert api.delete(gone).status_code == 200
+        api.doc(project_id, "/pets.md", "# Pets\n\nDogs are welcome in the office on Fridays.")
+        cursors = _sync_cursors(api)
+        warm = _answers(api, project_id)
+    assert cursors[0] > 0  # started from the snapshot, not from the first chunk
+    assert not any(path == "/refunds.md" for answer in warm for path, _ in answer)
+    assert any(path == "/pets.md" for answer in warm for path, _ in answer)
+
+    shutil.rmtree(tmp_path / "data" / "cache" / "indexes")
+    with _server(tmp_path, embedder, backend, api.token) as api:
+        cursors = _sync_cursors(api)
+        assert _answers(api, project_id) == warm  # the same answers as an index built anew
+    assert cursors[0] == 0
+
+
+def test_a_snapshot_the_store_no_longer_matches_is_ignored(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    with _server(tmp_path, embedder, backend) as api:
+        project_id = api.project()
+        ids = {path: api.doc(project_id, path, text)["id"] for path, text in DOCS.items()}
+        _answers(api, project_id)
+    # The store loses the newest chunk the snapshot saw (as after restoring an older backup).
+    with _server(tmp_path, embedder, backend, api.token) as api:
+        gone = f"/v1/projects/{project_id}/documents/{ids['/tea.md']}"
+        assert api.delete(gone).status_code == 200
+        cursors = _sync_cursors(api)
+        answers = _answers(api, project_id)
+    assert cursors[0] == 0  # rebuilt from the store
+    assert not any(path == "/tea.md" for answer in answers for path, _ in answer)

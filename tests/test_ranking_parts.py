@@ -1,0 +1,81 @@
+"""The ranking's parts on their own: the int8 scan's top k is the float32 top k, and a
+document's title is carried into its chunks' lexical terms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from naturali.retrieval.lexical import LexicalIndex
+from naturali.retrieval.vectors import Vectors
+from naturali.text.tokens import query_terms
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _float32_top(matrix: np.ndarray, mask: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
+    scores = matrix @ query
+    scores[~mask] = -np.inf
+    return np.sort(scores)[::-1][: min(k, int(mask.sum()))]
+
+
+@pytest.mark.parametrize("share", [1.0, 0.6, 0.05])
+def test_the_int8_scan_returns_the_float32_top_k(share: float) -> None:
+    rng = np.random.default_rng(7)
+    # Clustered rows, so many cosines sit close to the k-th and quantisation could swap them.
+    centres = rng.standard_normal((20, 64))
+    matrix = _unit(centres[rng.integers(0, 20, 6000)] + 0.3 * rng.standard_normal((6000, 64)))
+    matrix[-500:] *= 3.0  # later rows reach past the first rows' scale: clipped codes
+    matrix[-500:] = _unit(matrix[-500:]) * 1.0
+    vectors = Vectors(64)
+    vectors.grow(8192, 0)
+    vectors.put(0, matrix[:3000])
+    vectors.put(3000, matrix[3000:])
+    mask = rng.random(6000) < share
+    for trial in range(40):
+        query = _unit(centres[trial % 20][None] + 0.2 * rng.standard_normal((1, 64)))[0]
+        for k in (1, 10, 100):
+            found = vectors.nearest(query, mask, k)
+            assert mask[found.rows].all()
+            assert np.allclose(found.cosines, matrix[found.rows] @ query)
+            # Tie-aware: the scores found are the float32 top k's scores, best first.
+            assert np.allclose(found.cosines, _float32_top(matrix, mask, query, k), atol=1e-6)
+
+
+def test_clipped_rows_widen_the_margin_but_stay_exact() -> None:
+    vectors = Vectors(4)
+    vectors.grow(4, 0)
+    vectors.put(0, np.array([[0.1, 0.0, 0.0, 0.0]], np.float32))
+    error_before = vectors.error
+    vectors.put(1, np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]], np.float32))
+    assert vectors.error > error_before  # 1.0 is past the scale fixed by 0.1: clipped
+    mask = np.ones(3, bool)
+    found = vectors.nearest(np.array([1.0, 0.0, 0.0, 0.0], np.float32), mask, 1)
+    assert found.rows.tolist() == [1]
+
+
+def test_a_documents_title_is_carried_into_chunks_that_do_not_start_with_it() -> None:
+    index = LexicalIndex()
+    index.add(0, "# Myeloid suppressor cells\n\nThey expand in marrow.", "Myeloid suppressor cells")
+    index.add(1, "A later paragraph about cytokines.", "Myeloid suppressor cells")
+    index.add(2, "A later paragraph about cytokines.", "")
+    mask = np.ones(3, bool)
+    scores = index.score(query_terms("suppressor cells"), mask, 3)
+    assert scores[0] > 0 and scores[1] > 0 and scores[2] == 0
+    # The heading is not counted twice where the chunk already begins with the title.
+    assert index.lengths().tolist()[0] == 7
+
+
+def test_a_snapshot_of_the_lexical_index_scores_the_same() -> None:
+    index = LexicalIndex()
+    texts = ["alpha beta gamma", "beta beta delta", "gamma epsilon", "alpha alpha alpha zeta"]
+    for row, text in enumerate(texts):
+        index.add(row, text)
+    restored = LexicalIndex.from_arrays(index.to_arrays())
+    restored.add(4, "alpha delta")
+    index.add(4, "alpha delta")
+    mask = np.array([True, True, False, True, True])
+    for query in (["alpha"], ["beta", "delta"], ["zeta", "gamma"]):
+        assert np.allclose(index.score(query, mask, 4), restored.score(query, mask, 4))
