@@ -8,7 +8,7 @@ import pytest
 
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.vectors import Vectors
-from naturali.text.tokens import query_terms
+from naturali.text.tokens import query_terms, terms
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -21,19 +21,22 @@ def _float32_top(matrix: np.ndarray, mask: np.ndarray, query: np.ndarray, k: int
     return np.sort(scores)[::-1][: min(k, int(mask.sum()))]
 
 
-@pytest.mark.parametrize("share", [1.0, 0.6, 0.05])
-def test_the_int8_scan_returns_the_float32_top_k(share: float) -> None:
+@pytest.mark.parametrize(("rows", "share"), [(6000, 1.0), (6000, 0.6), (6000, 0.05), (40_000, 0.9)])
+def test_the_int8_scan_returns_the_float32_top_k(rows: int, share: float) -> None:
+    """40,000 rows: two packed blocks of 16,384 and an unpacked tail."""
     rng = np.random.default_rng(7)
     # Clustered rows, so many cosines sit close to the k-th and quantisation could swap them.
     centres = rng.standard_normal((20, 64))
-    matrix = _unit(centres[rng.integers(0, 20, 6000)] + 0.3 * rng.standard_normal((6000, 64)))
-    matrix[-500:] *= 3.0  # later rows reach past the first rows' scale: clipped codes
-    matrix[-500:] = _unit(matrix[-500:]) * 1.0
+    matrix = _unit(centres[rng.integers(0, 20, rows)] + 0.3 * rng.standard_normal((rows, 64)))
+    # The first rows are spread evenly (small components): the scale they fix clips later rows.
+    matrix[:3000] = _unit(
+        centres[rng.integers(0, 20, 3000)] + 2.0 * rng.standard_normal((3000, 64))
+    )
     vectors = Vectors(64)
-    vectors.grow(8192, 0)
+    vectors.grow(rows, 0)
     vectors.put(0, matrix[:3000])
     vectors.put(3000, matrix[3000:])
-    mask = rng.random(6000) < share
+    mask = rng.random(rows) < share
     for trial in range(40):
         query = _unit(centres[trial % 20][None] + 0.2 * rng.standard_normal((1, 64)))[0]
         for k in (1, 10, 100):
@@ -58,9 +61,10 @@ def test_clipped_rows_widen_the_margin_but_stay_exact() -> None:
 
 def test_a_documents_title_is_carried_into_chunks_that_do_not_start_with_it() -> None:
     index = LexicalIndex()
-    index.add(0, "# Myeloid suppressor cells\n\nThey expand in marrow.", "Myeloid suppressor cells")
-    index.add(1, "A later paragraph about cytokines.", "Myeloid suppressor cells")
-    index.add(2, "A later paragraph about cytokines.", "")
+    title = terms("Myeloid suppressor cells")
+    index.add(0, "# Myeloid suppressor cells\n\nThey expand in marrow.", title)
+    index.add(1, "A later paragraph about cytokines.", title)
+    index.add(2, "A later paragraph about cytokines.")
     mask = np.ones(3, bool)
     scores = index.score(query_terms("suppressor cells"), mask, 3)
     assert scores[0] > 0 and scores[1] > 0 and scores[2] == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +30,19 @@ from naturali.service.container import Services
 UI_DIR = Path(__file__).resolve().parents[1] / "ui"
 
 
-def create_app(naturali: Services) -> FastAPI:
+def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAPI:
+    """The API on ``naturali``; ``close_on_shutdown`` closes the services when the server stops
+    (``naturali serve``: uvicorn ends the process by re-raising SIGTERM after the app's
+    shutdown, so this is the last moment to save the search indexes)."""
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        if close_on_shutdown:
+            naturali.close()
+
     app = FastAPI(
+        lifespan=lifespan,
         title="naturali",
         version=__version__,
         description="A self-hosted knowledge layer for AI agents.",

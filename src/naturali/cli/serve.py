@@ -66,4 +66,6 @@ def serve(
         typer.echo(f"\nRe-embedded {changed} chunks made by another embedder model.")
     # uvicorn's own access log prints query strings (filters); naturali.access does not.
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
-    uvicorn.run(create_app(naturali), host=s.host, port=s.port, log_level="info", access_log=False)
+    # Closing the services on shutdown saves changed search indexes: the next start reads little.
+    app = create_app(naturali, close_on_shutdown=True)
+    uvicorn.run(app, host=s.host, port=s.port, log_level="info", access_log=False)

@@ -10,6 +10,7 @@ truncation is set to the model's 256-piece window and padding to the batch's lon
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -71,7 +72,9 @@ class OnnxEmbedder:
     Two sessions of the one model: a query (a batch or less) runs on one session with
     ``threads`` intra-op threads, for latency; bulk embedding runs batches side by side on
     ``threads`` single-threaded streams, which measured ~25% more passages/s on two cores
-    (less synchronisation inside each small matrix product).
+    (less synchronisation inside each small matrix product). A query that arrives while
+    another is being embedded runs single-threaded too: the cores are busy anyway, and one
+    thread costs ~25% less CPU per query (8 vs 10.7 ms measured), which is throughput.
     """
 
     def __init__(self, threads: int = 2, batch_size: int = 8) -> None:
@@ -84,6 +87,8 @@ class OnnxEmbedder:
         self._streams = max(1, threads)
         self._bulk = _session(model, 1) if self._streams > 1 else self._session
         self._pool = ThreadPoolExecutor(self._streams, thread_name_prefix="naturali-onnx")
+        self._queries = 0  # queries being embedded now
+        self._queries_lock = threading.Lock()
 
     def count_tokens(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
@@ -92,7 +97,7 @@ class OnnxEmbedder:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if len(texts) <= self._batch_size:
             if texts:
-                out[:] = self._embed_batch(list(texts), self._session)
+                out[:] = self._embed_query(list(texts))
             return out
         # Sorting by length keeps similar lengths in one batch, so little is spent on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -104,6 +109,16 @@ class OnnxEmbedder:
         for batch, vectors in zip(batches, self._pool.map(run, batches), strict=True):
             out[batch] = vectors
         return out
+
+    def _embed_query(self, texts: list[str]) -> Vectors:
+        with self._queries_lock:
+            self._queries += 1
+            alone = self._queries == 1
+        try:
+            return self._embed_batch(texts, self._session if alone else self._bulk)
+        finally:
+            with self._queries_lock:
+                self._queries -= 1
 
     def _embed_batch(self, texts: list[str], session: ort.InferenceSession) -> Vectors:
         encodings: list[Encoding] = self._tokenizer.encode_batch(texts)

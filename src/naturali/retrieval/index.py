@@ -16,6 +16,7 @@ import numpy.typing as npt
 from naturali.model import Chunk, SourceType
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.vectors import Vectors
+from naturali.text.tokens import terms
 
 TagPairs = frozenset[tuple[str, str]]
 _CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}  # the int8 per-row source column
@@ -155,11 +156,12 @@ class ProjectIndex:
         start = self.n
         self._grow(self.n + len(added))
         vectors = np.zeros((len(added), self.dimension), np.float32)
+        titles = {key: terms(attrs.title) for key, attrs in owners.items() if attrs.title}
         for i, chunk in enumerate(added):
             vector = np.frombuffer(chunk.vector, dtype=np.float32)
             if vector.size == self.dimension and chunk.model == self.model_id:
                 vectors[i] = vector
-            self._append(chunk, owners)
+            self._append(chunk, titles)
         self.vectors.put(start, vectors)
         for key, attrs in owners.items():
             self.owner_attrs[self.owner_code[key]] = attrs
@@ -186,7 +188,7 @@ class ProjectIndex:
         self.owner = grown(self.owner)  # type: ignore[assignment]
         self.seqs = grown(self.seqs)  # type: ignore[assignment]
 
-    def _append(self, chunk: Chunk, owners: dict[str, OwnerAttrs]) -> None:
+    def _append(self, chunk: Chunk, titles: dict[str, list[str]]) -> None:
         row = self.n
         key = owner_key(chunk.source_type, chunk.owner_id)
         code = self.owner_code.get(key)
@@ -198,8 +200,7 @@ class ProjectIndex:
         self.owner[row] = code
         self.seqs[row] = chunk.seq
         self.row_of_seq[chunk.seq] = row
-        attrs = owners.get(key)
-        self.lexical.add(row, chunk.text, attrs.title if attrs else "")
+        self.lexical.add(row, chunk.text, titles.get(key))
         self.n += 1
 
 

@@ -89,13 +89,13 @@ class LexicalIndex:
         entries = self._entries * 36 + self._base_entries * 12
         return entries + len(self._postings) * 250 + rows * 36
 
-    def add(self, row: int, text: str, title: str = "") -> None:
+    def add(self, row: int, text: str, title: list[str] | None = None) -> None:
+        """Index ``text`` at ``row``, with its document's ``title`` terms in front unless the
+        text already begins with them."""
         assert row == len(self._base_lengths) + len(self._lengths), "rows are appended in order"
         words = terms(text)
-        if title:
-            carried = terms(title)
-            if words[: len(carried)] != carried:
-                words = carried + words
+        if title and words[: len(title)] != title:
+            words = title + words
         counts = Counter(words)
         self._lengths.append(len(words))
         self._length_array = None

@@ -13,6 +13,7 @@ from pathlib import Path
 from naturali.model import Chunk, SourceType, tag_pairs
 from naturali.ports.storage import Storage
 from naturali.retrieval import snapshot
+from naturali.retrieval.gate import Gate
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, owner_key
 
 
@@ -39,7 +40,7 @@ class IndexRegistry:
         # Least recently searched first: a dict keeps insertion order, and a search moves
         # its project to the end.
         self._indexes: dict[str, ProjectIndex] = {}
-        self._locks: dict[str, threading.Lock] = {}
+        self._gates: dict[str, Gate] = {}
         self._saved_rows: dict[str, int] = {}  # project → index rows when last saved
         self._saving: dict[str, threading.Thread] = {}
         self._guard = threading.Lock()
@@ -48,31 +49,53 @@ class IndexRegistry:
     def synced(self, project_id: str) -> Iterator[ProjectIndex]:
         """The project's index, brought up to date, held for the caller's read.
 
-        Reads of one project are serialised with its syncs: numpy does the heavy work, and this
-        keeps the arrays and postings consistent without copying them per query.
+        Searches of a project read its index together; a sync that changes it waits for them
+        (numpy does the heavy work, and this keeps the arrays and postings consistent without
+        copying them per query). Most searches find nothing changed and never wait.
         """
-        lock = self._lock(project_id)
-        with lock:
+        gate = self._gate(project_id)
+        with gate.read():
             with self._guard:
                 index = self._indexes.get(project_id)
-            if index is None or index.dead > max(1000, index.n // 2):
-                index = self._fresh(project_id, reuse_snapshot=index is None)
-            changes = self._storage.chunk_changes(
-                project_id, index.chunk_cursor, index.removal_cursor
-            )
-            if changes.added or changes.removed:
-                owners = self._owner_attrs(index.project_id, changes.added)
-                index.apply(changes.added, changes.removed, owners)
-                index.chunk_cursor = changes.chunk_cursor
-                index.removal_cursor = changes.removal_cursor
-            self._touch(project_id, index)
-            if self._worth_saving(index):
-                self._save_later(project_id)
+            if index is not None and not self._stale(index):
+                self._touch(project_id, index)
+                yield index
+                return
+        with gate.write():
+            index = self._sync(project_id)
+            worth_saving = self._worth_saving(index)
+        if worth_saving:
+            self._save_later(project_id)
+        with gate.read():
             yield index
 
-    def _lock(self, project_id: str) -> threading.Lock:
+    def _gate(self, project_id: str) -> Gate:
         with self._guard:
-            return self._locks.setdefault(project_id, threading.Lock())
+            return self._gates.setdefault(project_id, Gate())
+
+    def _stale(self, index: ProjectIndex) -> bool:
+        """Whether the store changed since the index last synced (one indexed query)."""
+        if index.dead > max(1000, index.n // 2):
+            return True
+        changes = self._storage.chunk_changes(
+            index.project_id, index.chunk_cursor, index.removal_cursor
+        )
+        return bool(changes.added or changes.removed)
+
+    def _sync(self, project_id: str) -> ProjectIndex:
+        """Bring the project's index up to date (the caller holds its gate for writing)."""
+        with self._guard:
+            index = self._indexes.get(project_id)
+        if index is None or index.dead > max(1000, index.n // 2):
+            index = self._fresh(project_id, reuse_snapshot=index is None)
+        changes = self._storage.chunk_changes(project_id, index.chunk_cursor, index.removal_cursor)
+        if changes.added or changes.removed:
+            owners = self._owner_attrs(index.project_id, changes.added)
+            index.apply(changes.added, changes.removed, owners)
+            index.chunk_cursor = changes.chunk_cursor
+            index.removal_cursor = changes.removal_cursor
+        self._touch(project_id, index)
+        return index
 
     def _fresh(self, project_id: str, *, reuse_snapshot: bool) -> ProjectIndex:
         """The project's saved index when there is one that matches, else an empty one (the
@@ -110,7 +133,7 @@ class IndexRegistry:
 
     def _save(self, project_id: str) -> None:
         try:
-            with self._lock(project_id):
+            with self._gate(project_id).read():  # searches go on; syncs wait
                 with self._guard:
                     index = self._indexes.get(project_id)
                 if index is None or self._snapshots is None:

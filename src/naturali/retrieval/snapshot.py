@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
         "vocabulary": lexical.vocabulary,
     }
     directory.mkdir(parents=True, exist_ok=True)
+    _clear_leftovers(directory)
     staging = Path(tempfile.mkdtemp(prefix=".snapshot-", dir=directory))
     try:
         np.savez(
@@ -84,6 +86,16 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
         shutil.rmtree(retired, ignore_errors=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _clear_leftovers(directory: Path, age: float = 600.0) -> None:
+    """Staging directories of a server killed while saving (not one saving now: too young)."""
+    for entry in directory.glob(".*"):
+        try:
+            if time.time() - entry.stat().st_mtime > age:
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def load(
@@ -118,6 +130,7 @@ def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
     vectors = Vectors(int(meta["dimension"]))
     vectors.exact, vectors.codes = arrays["exact"], arrays["codes"]
     vectors.scale, vectors.error, vectors.norm = meta["scale"], meta["error"], meta["norm"]
+    vectors.pack(n)
     seqs = arrays["seqs"]
     alive = arrays["alive"]
     owner_keys: list[str] = list(meta["owner_keys"])
