@@ -9,6 +9,7 @@ import statistics
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from naturali.compose import build_services
 from naturali.model import User
@@ -49,9 +50,11 @@ def as_upload(doc: dict[str, str], prefix: str = "/corpus/") -> Upload:
     return Upload(text.encode(), f"{doc['_id']}.md", f"{prefix}{doc['_id']}.md", title or None)
 
 
-def service(data_dir: Path | None = None, database_url: str | None = None) -> tuple[Services, User]:
+def service(
+    data_dir: Path | None = None, database_url: str | None = None, **settings: Any
+) -> tuple[Services, User]:
     directory = data_dir or Path(tempfile.mkdtemp(prefix="naturali-bench-"))
-    naturali = build_services(Settings(data_dir=directory, database_url=database_url))
+    naturali = build_services(Settings(data_dir=directory, database_url=database_url, **settings))
     naturali.bootstrap()
     user = naturali.storage.oldest_user()
     assert user is not None

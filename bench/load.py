@@ -6,7 +6,11 @@ server is started here (its own data dir, the repository's code unless --src poi
 another checkout's ``src``), so a before/after comparison runs the same script twice.
 
     python bench/load.py [--clients 8] [--seconds 60] [--documents 300] [--src DIR]
-        [--database-url postgresql://… [--servers 2]]
+        [--database-url postgresql://… [--servers 2]] [--distinct-queries]
+
+Searches draw their text from SciFact's 1,109 queries, so most texts come back several times
+in a run (as an agent's questions do) and the server's query vector cache answers those
+without running the model; --distinct-queries numbers every text, so each one is embedded.
 
 With --database-url the servers share that PostgreSQL database and one data dir (each its
 own cache dir); with --servers N the clients are spread over N servers, round robin.
@@ -78,6 +82,12 @@ def main() -> None:
     )
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--servers", type=int, default=1)
+    parser.add_argument(
+        "--distinct-queries",
+        action="store_true",
+        help="make every search's text unique (a numbered suffix), so none is a repeat the "
+        "server's query vector cache could answer",
+    )
     args = parser.parse_args()
 
     scifact = DATA / "scifact"
@@ -141,7 +151,11 @@ def run(
             kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
             t0 = time.perf_counter()
             if kind == "search":
-                body = {"query": rng.choice(texts), "limit": 10}
+                query = rng.choice(texts)
+                if args.distinct_queries:
+                    query = f"{query} ({seed}-{n})"
+                    n += 1
+                body = {"query": query, "limit": 10}
                 r = own.post(f"/v1/projects/{project}/knowledge/search", json=body)
             elif kind == "upload":
                 with lock:

@@ -140,11 +140,12 @@ def main() -> None:
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
 
-    naturali, user = service(args.data_dir)
+    # No query vector cache: every timed search embeds its query, as a first-time query does.
+    naturali, user = service(args.data_dir, query_vector_cache_entries=0)
     source = ensure_ingested(naturali, user, args.corpus, None)
     if args.database_url:
         scifact, scifact_user = naturali, user
-        naturali, user = service(None, args.database_url)
+        naturali, user = service(None, args.database_url, query_vector_cache_entries=0)
         project_id = build(scifact, scifact_user, source, naturali, user, args.chunks)
         scifact.close()
     else:

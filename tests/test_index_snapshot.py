@@ -66,16 +66,24 @@ def _sync_cursors(api: Api) -> list[int]:
     return cursors
 
 
-def test_a_restarted_server_reads_only_what_changed_since_the_snapshot(
+def _saved_project(
     tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
-) -> None:
+) -> tuple[str, dict[str, str], str]:
+    """A project of three documents, searched once; the server's shutdown saves its index."""
     with _server(tmp_path, embedder, backend) as api:
         project_id = api.project()
         ids = {path: api.doc(project_id, path, text)["id"] for path, text in DOCS.items()}
         _answers(api, project_id)
+    return project_id, ids, api.token
+
+
+def test_a_restarted_server_reads_only_what_changed_since_the_snapshot(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    project_id, ids, token = _saved_project(tmp_path, embedder, backend)
     assert (tmp_path / "data" / "cache" / "indexes" / project_id / "meta.json").is_file()
 
-    with _server(tmp_path, embedder, backend, api.token) as api:
+    with _server(tmp_path, embedder, backend, token) as api:
         # Changes while no index is loaded: an older document gone, a new one added.
         gone = f"/v1/projects/{project_id}/documents/{ids['/refunds.md']}"
         assert api.delete(gone).status_code == 200
@@ -87,7 +95,7 @@ def test_a_restarted_server_reads_only_what_changed_since_the_snapshot(
     assert any(path == "/pets.md" for answer in warm for path, _ in answer)
 
     shutil.rmtree(tmp_path / "data" / "cache" / "indexes")
-    with _server(tmp_path, embedder, backend, api.token) as api:
+    with _server(tmp_path, embedder, backend, token) as api:
         cursors = _sync_cursors(api)
         assert _answers(api, project_id) == warm  # the same answers as an index built anew
     assert cursors[0] == 0
@@ -96,12 +104,9 @@ def test_a_restarted_server_reads_only_what_changed_since_the_snapshot(
 def test_a_snapshot_the_store_no_longer_matches_is_ignored(
     tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
 ) -> None:
-    with _server(tmp_path, embedder, backend) as api:
-        project_id = api.project()
-        ids = {path: api.doc(project_id, path, text)["id"] for path, text in DOCS.items()}
-        _answers(api, project_id)
+    project_id, ids, token = _saved_project(tmp_path, embedder, backend)
     # The store loses the newest chunk the snapshot saw (as after restoring an older backup).
-    with _server(tmp_path, embedder, backend, api.token) as api:
+    with _server(tmp_path, embedder, backend, token) as api:
         gone = f"/v1/projects/{project_id}/documents/{ids['/tea.md']}"
         assert api.delete(gone).status_code == 200
         cursors = _sync_cursors(api)

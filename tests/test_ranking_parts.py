@@ -1,11 +1,16 @@
-"""The ranking's parts on their own: the int8 scan's top k is the float32 top k, and a
-document's title is carried into its chunks' lexical terms."""
+"""The ranking's parts on their own: the int8 scan's top k is the float32 top k, a
+document's title is carried into its chunks' lexical terms, the BM25 index survives a
+snapshot, and the index's readers-writer gate neither blocks syncs on waiting searches nor
+starves them."""
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import pytest
 
+from naturali.retrieval.gate import Gate
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.vectors import Vectors
 from naturali.text.tokens import query_terms, terms
@@ -83,3 +88,53 @@ def test_a_snapshot_of_the_lexical_index_scores_the_same() -> None:
     mask = np.array([True, True, False, True, True])
     for query in (["alpha"], ["beta", "delta"], ["zeta", "gamma"]):
         assert np.allclose(index.score(query, mask, 4), restored.score(query, mask, 4))
+
+
+def test_a_reader_waiting_aside_lets_a_sync_through() -> None:
+    gate = Gate()
+    order: list[str] = []
+    reading, wrote = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        reading.wait()
+        with gate.write():
+            order.append("sync")
+        wrote.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    with gate.read():
+        order.append("read")
+        reading.set()
+        with gate.aside():
+            assert wrote.wait(5)  # the sync did not wait for this reader
+        order.append("read again")
+    thread.join()
+    assert order == ["read", "sync", "read again"]
+
+
+def test_a_waiting_sync_holds_new_readers_back() -> None:
+    gate = Gate()
+    events: list[str] = []
+    reader_in = threading.Event()
+
+    def writer() -> None:
+        with gate.write():
+            events.append("sync")
+
+    def late_reader() -> None:
+        with gate.read():
+            events.append("late read")
+
+    with gate.read():
+        sync = threading.Thread(target=writer)
+        sync.start()
+        while not gate._writers_waiting:  # the sync is queued behind this reader
+            reader_in.wait(0.01)
+        late = threading.Thread(target=late_reader)
+        late.start()
+        reader_in.wait(0.1)
+        assert events == []  # neither went ahead of the reader holding the gate
+    sync.join()
+    late.join()
+    assert events == ["sync", "late read"]  # the sync was not starved by the later reader

@@ -343,3 +343,25 @@ def test_explain_shows_each_legs_rank_and_score_only_when_asked(api: Api) -> Non
     assert tea["lexical_rank"] is None and tea["bm25"] == 0
     fetched = _results(api, project_id, document_paths=["/"], explain=True)  # fetch mode
     assert all(h["explain"]["vector_rank"] is None and h["explain"]["fused"] == 0 for h in fetched)
+
+
+def test_a_repeated_query_is_embedded_once(api: Api) -> None:
+    project_id = api.project()
+    api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
+    embedder = api.naturali.embedder()
+    calls: list[str] = []
+    original = embedder.embed
+
+    def counted(texts: Any) -> Any:
+        calls.extend(texts)
+        return original(texts)
+
+    embedder.embed = counted  # type: ignore[method-assign]
+    try:
+        first = _results(api, project_id, query="how long do refunds take")
+        again = _results(api, project_id, query="how long do refunds take")
+        _results(api, project_id, query="how long do refunds take?")
+    finally:
+        embedder.embed = original  # type: ignore[method-assign]
+    assert first == again
+    assert calls == ["how long do refunds take", "how long do refunds take?"]

@@ -52,6 +52,8 @@ class Settings:
     # A search index is saved to <cache_dir>/indexes once this many chunks were added since
     # its last save (and on shutdown), so a restart reads only what changed since.
     index_snapshot_rows: int = 10_000
+    # Query vectors kept for repeated queries (by a hash of the text; 0 turns this off).
+    query_vector_cache_entries: int = 4096
     # Client side (CLI, MCP over HTTP).
     base_url: str = "http://127.0.0.1:8600"
     token: str | None = None
@@ -63,6 +65,10 @@ class Settings:
             ("postgresql://", "postgres://")
         ):
             raise ValueError("database_url must be a postgresql:// URL")
+        if self.index_snapshot_rows < 1 or self.query_vector_cache_entries < 0:
+            raise ValueError(
+                "index_snapshot_rows must be at least 1 and query_vector_cache_entries at least 0"
+            )
 
     @property
     def local_cache_dir(self) -> Path:

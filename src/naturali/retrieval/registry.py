@@ -9,12 +9,15 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from naturali.model import Chunk, SourceType, tag_pairs
 from naturali.ports.storage import Storage
 from naturali.retrieval import snapshot
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, owner_key
+
+T = TypeVar("T")
 
 
 class IndexRegistry:
@@ -68,6 +71,14 @@ class IndexRegistry:
             self._save_later(project_id)
         with gate.read():
             yield index
+
+    def wait_aside(self, project_id: str, wait: Callable[[], T]) -> T:
+        """Within ``synced``: run ``wait`` (a search waiting for its query vector) without
+        holding the project's index, so a sync need not wait for it. What the reader took
+        from the index before stays valid: rows are only appended, never rewritten, and a
+        row removed meanwhile is dropped when the results are read from the store."""
+        with self._gate(project_id).aside():
+            return wait()
 
     def _gate(self, project_id: str) -> Gate:
         with self._guard:

@@ -23,6 +23,7 @@ from naturali.service.indexer import BackgroundIndexer
 from naturali.service.memories import Memories
 from naturali.service.mutations import Mutations
 from naturali.service.projects import Projects, Users
+from naturali.service.query_vectors import QueryVectors
 from naturali.service.records import Records
 from naturali.service.search import Search
 from naturali.service.stores import StoreRegistry
@@ -83,6 +84,7 @@ class Services:
             self.indexes,
             self.memories,
             settings.reconcile_budget_seconds,
+            QueryVectors(self.embedder, settings.query_vector_cache_entries),
         )
 
     def embedder(self) -> Embedder:

@@ -32,6 +32,7 @@ from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
 from naturali.retrieval.registry import IndexRegistry
 from naturali.service.auth import Auth
 from naturali.service.memories import Memories
+from naturali.service.query_vectors import QueryVectors
 from naturali.service.requests import SearchRequest
 from naturali.text.tokens import query_terms
 
@@ -87,8 +88,10 @@ class Search:
         indexes: IndexRegistry,
         memories: Memories,
         reconcile_budget: float = 2.0,
+        query_vectors: QueryVectors | None = None,
     ) -> None:
         self._reconcile_budget = reconcile_budget
+        self._query_vectors = query_vectors or QueryVectors(embedder, entries=0)
         self._storage = storage
         self._auth = auth
         self._embedder = embedder
@@ -126,10 +129,15 @@ class Search:
                 rows = _fetch_order(index, mask, stores, request.limit)
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
             else:
+                pending = embedding
                 ranked = rank(
                     index,
                     mask,
-                    embedding.result,
+                    lambda: (
+                        pending.result()
+                        if pending.done()
+                        else self._indexes.wait_aside(project_id, pending.result)
+                    ),
                     query_terms(request.query),
                     request.limit,
                     request.min_similarity,
@@ -145,8 +153,7 @@ class Search:
         )
 
     def _embed_query(self, query: str) -> npt.NDArray[np.float32]:
-        vector: npt.NDArray[np.float32] = self._embedder().embed([query])[0]
-        return vector
+        return self._query_vectors.vector(query)
 
     def _results(
         self,
