@@ -7,8 +7,9 @@ holds at least --chunks chunks. Embedding 100,000 passages would take over an ho
 copies exercise the same index, filters and legs.
 
 Then 200 SciFact queries run warm (limit 10) through the service call and through real HTTP
-(uvicorn on loopback), and the bare parts run on the same data: query embedding, numpy exact
-cosine over the whole matrix with a top-100 selection, and a bm25s query — interleaved, query
+(a ``naturali serve`` process on the same store, on loopback), and the bare parts run on the
+same data: query embedding, numpy exact cosine over the whole matrix with a top-100
+selection, and a bm25s query — interleaved, query
 by query, so the machine's drift falls on all of them alike. The vector leg's top 100 is
 checked against numpy's float32 top 100 for every query (recall 1.0 expected: the int8 scan
 rescores in float32 within a proven error margin, retrieval/vectors.py).
@@ -31,8 +32,8 @@ import os
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import argparse  # noqa: E402
+import secrets
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -113,22 +114,23 @@ def interleaved(parts: dict[str, Any], count: int) -> dict[str, list[float]]:
     return times
 
 
-def serve(naturali: Any) -> tuple[str, Any]:
-    import uvicorn
-
-    from naturali.api.app import create_app
+def serve(naturali: Any, database_url: str | None) -> tuple[str, Any]:
+    """A real ``naturali serve`` on the same store, in its own process (a client in the
+    server's process would take the server's GIL), its index loaded before timing starts."""
+    from load import start_server
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from server import free_port
 
     port = free_port()
-    config = uvicorn.Config(create_app(naturali), host="127.0.0.1", port=port, log_level="error")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    return f"http://127.0.0.1:{port}", server
+    settings = naturali.settings
+    extra = {"NATURALI_QUERY_VECTOR_CACHE_ENTRIES": "0"}
+    if database_url:
+        extra["NATURALI_DATABASE_URL"] = database_url
+        extra["NATURALI_CACHE_DIR"] = str(settings.local_cache_dir)
+    owner = secrets.token_urlsafe(32)  # unused: the store has its owner already
+    process = start_server(None, settings.data_dir, port, owner, extra)
+    return f"http://127.0.0.1:{port}", process
 
 
 def main() -> None:
@@ -170,9 +172,11 @@ def main() -> None:
 
     import httpx
 
-    base_url, server = serve(naturali)
+    base_url, server = serve(naturali, args.database_url)
     token = naturali.users.new_token(user.id)
-    http = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {token}"})
+    http = httpx.Client(
+        base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=300
+    )
 
     def http_call(q: str) -> None:
         r = http.post(
@@ -229,7 +233,8 @@ def main() -> None:
     print(f"\nbare sum (embedding + cosine + bm25s) p50 {bare:.2f} ms")
     print(f"service p50 / bare sum  {median(rows['naturali service call']) / bare:.2f}")
     print(f"HTTP p50 / bare sum     {median(rows['naturali HTTP call']) / bare:.2f}")
-    server.should_exit = True
+    server.terminate()
+    server.wait(timeout=120)
     naturali.close()
 
 
