@@ -21,7 +21,8 @@ T = TypeVar("T")
 
 
 class IndexRegistry:
-    """One ``ProjectIndex`` per project, synced before each search under a per-project lock."""
+    """One ``ProjectIndex`` per project, synced before each search behind a per-project
+    readers–writer ``Gate``."""
 
     def __init__(
         self,
@@ -86,7 +87,7 @@ class IndexRegistry:
 
     def _stale(self, index: ProjectIndex) -> bool:
         """Whether the store changed since the index last synced (one indexed query)."""
-        if index.dead > max(1000, index.n // 2):
+        if _needs_rebuild(index):
             return True
         changes = self._storage.chunk_changes(
             index.project_id, index.chunk_cursor, index.removal_cursor
@@ -97,7 +98,7 @@ class IndexRegistry:
         """Bring the project's index up to date (the caller holds its gate for writing)."""
         with self._guard:
             index = self._indexes.get(project_id)
-        if index is None or index.dead > max(1000, index.n // 2):
+        if index is None or _needs_rebuild(index):
             index = self._fresh(project_id, reuse_snapshot=index is None)
         changes = self._storage.chunk_changes(project_id, index.chunk_cursor, index.removal_cursor)
         if changes.added or changes.removed:
@@ -234,3 +235,8 @@ class IndexRegistry:
             self._saved_rows.clear()
             if self._snapshots is not None:
                 shutil.rmtree(self._snapshots, ignore_errors=True)
+
+
+def _needs_rebuild(index: ProjectIndex) -> bool:
+    """More than half of the rows are of removed chunks (and at least 1,000 of them)."""
+    return index.dead > max(1000, index.n // 2)
