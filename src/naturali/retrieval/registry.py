@@ -8,16 +8,29 @@ import shutil
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from naturali.model import Chunk, SourceType, tag_pairs
-from naturali.ports.storage import Storage
+from naturali.ports.storage import ChunkChanges, Storage
 from naturali.retrieval import snapshot
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, owner_key
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """Changes read from the store, and the index cursors they were read from."""
+
+    cursors: tuple[int, int]
+    changes: ChunkChanges
+
+    @property
+    def changes_anything(self) -> bool:
+        return bool(self.changes.added or self.changes.removed)
 
 
 class IndexRegistry:
@@ -61,12 +74,13 @@ class IndexRegistry:
         with gate.read():
             with self._guard:
                 index = self._indexes.get(project_id)
-            if index is not None and not self._stale(index):
+            seen = self._changes(index)
+            if index is not None and seen is not None and not seen.changes_anything:
                 self._touch(project_id, index)
                 yield index
                 return
         with gate.write():
-            index = self._sync(project_id)
+            index = self._sync(project_id, seen)
             worth_saving = self._worth_saving(index)
         if worth_saving:
             self._save_later(project_id)
@@ -85,22 +99,29 @@ class IndexRegistry:
         with self._guard:
             return self._gates.setdefault(project_id, Gate())
 
-    def _stale(self, index: ProjectIndex) -> bool:
-        """Whether the store changed since the index last synced (one indexed query)."""
-        if _needs_rebuild(index):
-            return True
-        changes = self._storage.chunk_changes(
-            index.project_id, index.chunk_cursor, index.removal_cursor
-        )
-        return bool(changes.added or changes.removed)
+    def _changes(self, index: ProjectIndex | None) -> _Seen | None:
+        """What the store changed since the index last synced (one indexed query), or None
+        when the index must be loaded or rebuilt anyway."""
+        if index is None or _needs_rebuild(index):
+            return None
+        cursors = (index.chunk_cursor, index.removal_cursor)
+        return _Seen(cursors, self._storage.chunk_changes(index.project_id, *cursors))
 
-    def _sync(self, project_id: str) -> ProjectIndex:
-        """Bring the project's index up to date (the caller holds its gate for writing)."""
+    def _sync(self, project_id: str, seen: _Seen | None) -> ProjectIndex:
+        """Bring the project's index up to date (the caller holds its gate for writing).
+        ``seen`` are changes read under the read gate: used again when no other sync moved
+        the index's cursors since, so the new chunks are not read twice."""
         with self._guard:
             index = self._indexes.get(project_id)
         if index is None or _needs_rebuild(index):
             index = self._fresh(project_id, reuse_snapshot=index is None)
-        changes = self._storage.chunk_changes(project_id, index.chunk_cursor, index.removal_cursor)
+            seen = None
+        cursors = (index.chunk_cursor, index.removal_cursor)
+        changes = (
+            seen.changes
+            if seen is not None and seen.cursors == cursors
+            else self._storage.chunk_changes(project_id, *cursors)
+        )
         if changes.added or changes.removed:
             owners = self._owner_attrs(index.project_id, changes.added)
             index.apply(changes.added, changes.removed, owners)
