@@ -113,3 +113,16 @@ def test_a_snapshot_the_store_no_longer_matches_is_ignored(
         answers = _answers(api, project_id)
     assert cursors[0] == 0  # rebuilt from the store
     assert not any(path == "/tea.md" for answer in answers for path, _ in answer)
+
+
+def test_a_damaged_snapshot_is_ignored(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    project_id, _, token = _saved_project(tmp_path, embedder, backend)
+    saved = tmp_path / "data" / "cache" / "indexes" / project_id / "arrays.npy.npz"
+    saved.write_bytes(saved.read_bytes()[: saved.stat().st_size // 2])  # a torn write
+    with _server(tmp_path, embedder, backend, token) as api:
+        cursors = _sync_cursors(api)
+        answers = _answers(api, project_id)
+    assert cursors[0] == 0  # rebuilt from the store
+    assert answers[0][0][0] == "/refunds.md"

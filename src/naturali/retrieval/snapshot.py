@@ -4,9 +4,10 @@ in seconds instead of re-reading and re-tokenising every chunk.
 The snapshot holds the index's arrays (float32 and int8 vectors, per-row columns, BM25
 postings as flat arrays) and its chunk and removal cursors, so on load only what changed since
 is read from the store. It is only a cache: one that does not match — another format, model or
-dimension, or a store that no longer holds its newest chunk (a restored backup) — is ignored,
-and the index is rebuilt from the store. Written to a temporary directory and renamed, so a
-crash leaves the old snapshot or the new one, never half of one.
+dimension, arrays that do not fit together, or a store that no longer holds its newest chunk
+(a restored backup) — is ignored, and the index is rebuilt from the store. Written to a
+temporary directory and renamed, so a crash leaves the old snapshot, the new one or none,
+never half of one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import shutil
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -120,9 +122,28 @@ def load(
         if meta["newest"] is not None and not holds(*meta["newest"]):
             return None
         with np.load(folder / _ARRAYS) as arrays:
-            return _restore(meta, {name: arrays[name] for name in arrays.files})
-    except (OSError, ValueError, KeyError, TypeError):
+            loaded = {name: arrays[name] for name in arrays.files}
+        if not _consistent(meta, loaded):
+            return None
+        return _restore(meta, loaded)
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
         return None
+
+
+def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
+    """Every per-row array has a row for each of the index's rows, and the postings' offsets
+    cover the vocabulary and the postings exactly."""
+    n, dimension = int(meta["n"]), int(meta["dimension"])
+    per_row = ("alive", "source", "owner", "seqs", "lengths")
+    offsets = arrays["offsets"]
+    return (
+        all(len(arrays[name]) == n for name in per_row)
+        and arrays["exact"].shape == (n, dimension)
+        and arrays["codes"].shape == (n, dimension)
+        and len(offsets) == len(meta["vocabulary"]) + 1
+        and int(offsets[-1]) == len(arrays["rows"]) == len(arrays["tfs"])
+        and len(meta["owner_keys"]) > int(arrays["owner"].max(initial=-1))
+    )
 
 
 def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
