@@ -80,11 +80,10 @@ def rank(
         if min_similarity is not None:
             vector_candidates = vector_candidates[nearest.cosines >= min_similarity]
     legs = _Legs(vector_candidates, lexical_candidates, bm25)
-    candidates = {
-        "vector": legs.vector,
-        "lexical": legs.lexical,
-        "hybrid": np.union1d(legs.vector, legs.lexical),
-    }[ranking.signals]
+    if ranking.signals == "hybrid":
+        candidates = np.union1d(legs.vector, legs.lexical)
+    else:
+        candidates = legs.vector if ranking.signals == "vector" else legs.lexical
     similarity = index.vectors.cosines(candidates, query)
     fused = _fused(ranking, candidates, similarity, legs, min_similarity)
     order = np.lexsort((index.seqs[candidates], -fused))[:limit]

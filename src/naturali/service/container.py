@@ -80,11 +80,10 @@ class Services:
         self.search = Search(
             self.storage,
             self.auth,
-            self.embedder,
+            QueryVectors(self.embedder, settings.query_vector_cache_entries),
             self.indexes,
             self.memories,
             settings.reconcile_budget_seconds,
-            QueryVectors(self.embedder, settings.query_vector_cache_entries),
         )
 
     def embedder(self) -> Embedder:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +24,6 @@ from naturali.contracts.resources import (
 )
 from naturali.errors import InvalidRequest
 from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, User
-from naturali.ports.embedder import Embedder
 from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import PRODUCT, Ranked, Ranking, rank
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
@@ -84,17 +82,15 @@ class Search:
         self,
         storage: Storage,
         auth: Auth,
-        embedder: Callable[[], Embedder],
+        query_vectors: QueryVectors,
         indexes: IndexRegistry,
         memories: Memories,
         reconcile_budget: float = 2.0,
-        query_vectors: QueryVectors | None = None,
     ) -> None:
         self._reconcile_budget = reconcile_budget
-        self._query_vectors = query_vectors or QueryVectors(embedder, entries=0)
+        self._query_vectors = query_vectors
         self._storage = storage
         self._auth = auth
-        self._embedder = embedder
         self._indexes = indexes
         self._memories = memories
 
