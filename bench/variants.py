@@ -26,6 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from beir import ensure_ingested, ndcg_at  # noqa: E402
 from common import DATA, qrels, queries, service  # noqa: E402
+from naturali.model import SourceType  # noqa: E402
+from naturali.service.container import Services  # noqa: E402
 from naturali.text.tokens import STOPWORDS, query_terms, stem, terms  # noqa: E402
 
 Scores = np.ndarray
@@ -72,17 +74,17 @@ def minmax(x: Scores) -> Scores:
 class Collection:
     """SciFact's chunks as naturali stored them, and the queries' vectors."""
 
-    def __init__(self, naturali: object, project_id: str, titled_vectors: bool) -> None:
-        storage = naturali.storage  # type: ignore[attr-defined]
+    def __init__(self, naturali: Services, project_id: str, titled_vectors: bool) -> None:
+        storage = naturali.storage
         user = storage.oldest_user()
         docs, cursor = [], None
         while True:
-            page = naturali.documents.list(user, project_id, cursor=cursor, limit=100)  # type: ignore[attr-defined]
+            page = naturali.documents.list(user, project_id, cursor=cursor, limit=100)
             docs += page.documents
             cursor = page.next_cursor
             if not cursor:
                 break
-        chunks = storage.owner_chunks("document", [d.id for d in docs])
+        chunks = storage.owner_chunks(SourceType.DOCUMENT, [d.id for d in docs])
         by_doc = {d.id: d for d in docs}
         self.ids = sorted({d.path.rsplit("/", 1)[1].removesuffix(".md") for d in docs})
         index = {d: i for i, d in enumerate(self.ids)}
@@ -92,7 +94,7 @@ class Collection:
         self.titles = [o.title or "" for o in owner]
         self.ordinals = [c.ordinal for c in chunks]
         self.vectors = np.stack([np.frombuffer(c.vector, np.float32) for c in chunks])
-        embedder = naturali.embedder()  # type: ignore[attr-defined]
+        embedder = naturali.embedder()
         texts = queries(DATA / "scifact")
         self.splits = {s: qrels(DATA / "scifact", s) for s in ("train", "test")}
         self.query_ids = sorted({q for split in self.splits.values() for q in split})

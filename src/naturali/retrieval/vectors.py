@@ -98,8 +98,8 @@ class Vectors:
 
     def nearest(self, query: Matrix, mask: Mask, k: int) -> Nearest:
         """The exact top ``k`` rows of ``mask`` by float32 cosine."""
-        selected = np.flatnonzero(mask)
-        if selected.size < _FULL_SCAN_SHARE * mask.size or self.scale == 0.0:
+        if np.count_nonzero(mask) < _FULL_SCAN_SHARE * mask.size or self.scale == 0.0:
+            selected = np.flatnonzero(mask)
             return _best(selected, self.cosines(selected, query), k)
         return _best(*self._rescored(query, mask, k), k)
 
