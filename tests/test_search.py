@@ -165,7 +165,8 @@ def test_similarity_is_raw_cosine_and_score_orders(corpus: tuple[Api, str, dict[
     assert scores == sorted(scores, reverse=True)
     assert hits[0]["path"] == "/handbook/support/escalation.md"
     embedder = api.naturali.embedder()
-    q, d = embedder.embed(["escalation path", DOCS["/handbook/support/escalation.md"]])
+    q = embedder.embed_query("escalation path")  # a query's vector: the query model's
+    (d,) = embedder.embed([DOCS["/handbook/support/escalation.md"]])
     assert hits[0]["similarity_score"] == pytest.approx(float(q @ d), abs=1e-4)
 
 
@@ -350,18 +351,18 @@ def test_a_repeated_query_is_embedded_once(api: Api) -> None:
     api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
     embedder = api.naturali.embedder()
     calls: list[str] = []
-    original = embedder.embed
+    original = embedder.embed_query
 
-    def counted(texts: Any) -> Any:
-        calls.extend(texts)
-        return original(texts)
+    def counted(text: str) -> Any:
+        calls.append(text)
+        return original(text)
 
-    embedder.embed = counted  # type: ignore[method-assign]
+    embedder.embed_query = counted  # type: ignore[method-assign]
     try:
         first = _results(api, project_id, query="how long do refunds take")
         again = _results(api, project_id, query="how long do refunds take")
         _results(api, project_id, query="how long do refunds take?")
     finally:
-        embedder.embed = original  # type: ignore[method-assign]
+        embedder.embed_query = original  # type: ignore[method-assign]
     assert first == again
     assert calls == ["how long do refunds take", "how long do refunds take?"]

@@ -32,6 +32,9 @@ class Settings:
     embedder_url: str | None = None
     embedder_model: str | None = None
     embedder_api_key: str | None = None
+    # Search queries through the int8 query model (built once into <cache_dir>/models): ~2x
+    # less CPU per query; passages are always embedded by the exact model.
+    embedder_int8_queries: bool = True
     # Vault writes: commit each mutation to the vault's own Git repository.
     vault_git: bool = True
     git_binary: str = "git"

@@ -12,7 +12,10 @@ def build_embedder(settings: Settings) -> Embedder:
     """The configured embedder (``onnx`` by default, or an ``http`` endpoint)."""
     if settings.embedder == "onnx":
         return OnnxEmbedder(
-            threads=settings.embedder_threads, batch_size=settings.embedder_batch_size
+            threads=settings.embedder_threads,
+            batch_size=settings.embedder_batch_size,
+            int8_queries=settings.embedder_int8_queries,
+            cache_dir=settings.local_cache_dir / "models",
         )
     if settings.embedder == "http":
         if not settings.embedder_url or not settings.embedder_model:

@@ -34,6 +34,10 @@ class HttpEmbedder:
         unit: Vectors = (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
         return unit
 
+    def embed_query(self, text: str) -> Vectors:
+        vector: Vectors = self.embed([text])[0]
+        return vector
+
     def _request(self, texts: list[str]) -> list[list[float]]:
         response = self._client.post("/embeddings", json={"model": self._model, "input": texts})
         response.raise_for_status()

@@ -19,6 +19,11 @@ class Embedder(Protocol):
         """Return one unit-length row per text (shape ``len(texts) × dimension``)."""
         ...
 
+    def embed_query(self, text: str) -> Vectors:
+        """One search query's unit vector (shape ``dimension``), comparable with the
+        passages' vectors; it may come from a faster approximation of the same model."""
+        ...
+
     def count_tokens(self, text: str) -> int:
         """Word pieces the model would see for ``text`` (without special tokens)."""
         ...

@@ -66,6 +66,10 @@ class Memories:
         # One reconcile per store at a time: the background indexer and searches share it.
         self._reconciling: dict[str, threading.Lock] = {}
         self._reconciling_guard = threading.Lock()
+        # Per store, the view (scan generation, guards version, ontology) that the catalogue
+        # last matched in full: while the view is the same, a search skips reading every
+        # memory's hash back (the files are authoritative; nothing else changes what they say).
+        self._matched: dict[str, tuple[int, int, object, int]] = {}
 
     def vault(self, store_id: str) -> Path:
         """The directory of a store's Markdown records."""
@@ -275,14 +279,20 @@ class Memories:
 
     def _reconcile(self, store: MemoryStore, budget: float | None) -> ReconcileReport:
         view = self._stores.context(store.id).view()
+        invalid = [f"{i.path}: {i.message}" for i in view.scan.issues]
+        seen = (view.scan.generation, view.guards_version)
+        matched = self._matched.get(store.id)
+        if matched and matched[:2] == seen and matched[2] is view.ontology:
+            return ReconcileReport(0, 0, matched[3], invalid)
         active = {i: e for i, e in view.entries.items() if e.lifecycle == "active"}
         known = self._storage.memory_hashes(store.id)
-        indexed = 0
+        indexed, complete = 0, True
         deadline = None if budget is None else time.monotonic() + budget
         for record_id, entry in active.items():
             if known.get(record_id) != entry.scanned.sha256:
                 # At least one record per call, so a small budget still makes progress.
                 if indexed and deadline is not None and time.monotonic() > deadline:
+                    complete = False
                     break
                 self._index(store, entry.scanned.record, entry.scanned.sha256, entry.scanned.path)
                 indexed += 1
@@ -290,7 +300,8 @@ class Memories:
         for record_id in known.keys() - active.keys():
             self._storage.remove_memory(store.id, record_id)
             removed += 1
-        invalid = [f"{i.path}: {i.message}" for i in view.scan.issues]
+        if complete:
+            self._matched[store.id] = (*seen, view.ontology, len(active))
         return ReconcileReport(indexed, removed, len(active) - indexed, invalid)
 
     def index_written(self, project_id: str, store_id: str) -> None:

@@ -36,7 +36,7 @@ class QueryVectors:
             if known is not None:
                 self._recent.move_to_end(key)
                 return known
-        vector: Vector = embedder.embed([query])[0]
+        vector: Vector = embedder.embed_query(query)
         vector.flags.writeable = False  # shared between searches
         if self._entries > 0:
             with self._lock:

@@ -1,0 +1,75 @@
+"""The query model: the same network with its matrix products in int8, for one short text.
+
+The shipped model stores int8 weights but multiplies in float32 (onnxruntime dequantizes the
+weights at load). For a 20-word query that is ~9 ms of CPU, most of a search. Quantizing the
+activations on the fly too (onnxruntime's dynamic quantization, per output channel) runs the
+products as int8 kernels: ~4 ms, and the vector stays within cosine 0.98 of the exact one
+(SciFact: the vector leg and the fused ranking move by ≤ 0.001 nDCG@10; README). Passages are
+always embedded by the exact model, so stored vectors never depend on this file.
+
+Built from the verified shipped model on first use (~3 s) and kept under the cache dir, named
+by what it was made from; a file that does not load is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import onnx
+import onnxruntime as ort
+from onnxruntime.quantization import QuantType, quantize_dynamic
+
+log = logging.getLogger(__name__)
+
+RECIPE = "dynamic-int8-per-channel-1"
+
+
+def query_model(source: Path, source_sha256: str, directory: Path | None) -> bytes:
+    """The int8 query model made from ``source``, serialised: cached in ``directory`` (built
+    there if absent or unreadable), or built in a temporary directory when there is none."""
+    if directory is None:
+        with tempfile.TemporaryDirectory(prefix="naturali-query-model-") as work:
+            target = Path(work) / "query.onnx"
+            _build(source, target)
+            return target.read_bytes()
+    key = hashlib.sha256(
+        f"{source_sha256}\0{RECIPE}\0{ort.__version__}\0{onnx.__version__}".encode()
+    ).hexdigest()[:16]
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / f"query-{key}.onnx"
+    if not (target.exists() and _loads(target)):
+        _build(source, target)
+    return target.read_bytes()
+
+
+def _loads(path: Path) -> bool:
+    try:
+        onnx.checker.check_model(str(path))
+    except Exception as error:  # a torn or foreign file: rebuild it
+        log.warning("query model %s does not load (%s); rebuilding it", path, error)
+        return False
+    return True
+
+
+def _build(source: Path, target: Path) -> None:
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".building-") as work:
+        folded = Path(work) / "folded.onnx"
+        options = ort.SessionOptions()
+        # Basic optimisations fold the weights' int8 → float32 casts into plain initializers,
+        # which is what the quantizer recognises; they are the same on every CPU.
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(folded)
+        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        built = Path(work) / "query.onnx"
+        logging.disable(logging.WARNING)  # its advice to pre-process is for calibrated models
+        try:
+            quantize_dynamic(folded, built, weight_type=QuantType.QInt8, per_channel=True)
+        finally:
+            logging.disable(logging.NOTSET)
+        with built.open("rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(built, target)  # whole or absent, also with servers sharing the cache dir
