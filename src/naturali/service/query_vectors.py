@@ -1,5 +1,6 @@
 """Query vectors already computed: a repeated question (an agent retrying, several agents
-asking the same thing) costs no model run, which is most of a search's CPU (~8 of ~13 ms).
+asking the same thing) costs no model run, still the largest part of a search's CPU (~4 of
+~11 ms with the int8 query model).
 
 Keyed by the embedder's model and a SHA-256 of the exact query text, so the text itself is
 not kept (docs/spec/search-api.md: the query is never stored or logged); only the most
