@@ -1,7 +1,8 @@
 """Every ranking variant tried for issue 15, per leg and fused, on SciFact train and test.
 
 The product's ranking is reproduced outside the service on the same data (the ingested
-chunks' text and vectors, naturali's tokenizer and stems): a document counts at its best
+chunks' text and vectors, naturali's tokenizer and stems, each query embedded alone by the
+query model as a search does): a document counts at its best
 chunk, each leg proposes its top 100 chunks, fusion runs over their union — the row
 "hybrid, min-max blend (shipped)" equals `bench/beir.py`'s "hybrid, naturali". Choices were
 made on train only; test is printed beside it to show nothing was lost there.
