@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from naturali.compose import build_services
-from naturali.model import User
+from naturali.model import Document, User
 from naturali.service.container import Services
 from naturali.service.documents import Upload
 from naturali.settings import Settings
@@ -62,6 +62,18 @@ def service(
     if loaded is not None:  # measure the queries the product embeds: by the int8 query model
         loaded.wait()
     return naturali, user
+
+
+def project_documents(naturali: Services, user: User, project_id: str) -> list[Document]:
+    """Every document of a project, following the list's pages."""
+    docs: list[Document] = []
+    cursor = None
+    while True:
+        page = naturali.documents.list(user, project_id, cursor=cursor, limit=100)
+        docs += page.documents
+        cursor = page.next_cursor
+        if not cursor:
+            return docs
 
 
 def peak_rss_mib() -> float:

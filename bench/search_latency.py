@@ -43,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from beir import ensure_ingested  # noqa: E402
-from common import DATA, median, percentile, queries, service  # noqa: E402
+from common import DATA, median, percentile, project_documents, queries, service  # noqa: E402
 from naturali.model import Document, utcnow  # noqa: E402
 from naturali.ports.storage import EmbeddedChunk  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
@@ -57,14 +57,7 @@ def build(
         if project.name == f"latency-{target}":
             return str(project.id)
     project, _ = naturali.projects.create(user, f"latency-{target}")
-    docs: list[Document] = []
-    cursor = None
-    while True:
-        page = source.documents.list(source_user, source_project, cursor=cursor, limit=100)
-        docs += page.documents
-        cursor = page.next_cursor
-        if not cursor:
-            break
+    docs = project_documents(source, source_user, source_project)
     chunks = {d.id: source.storage.owner_chunks("document", [d.id]) for d in docs}
     total, copy = 0, 0
     model = naturali.embedder().model_id

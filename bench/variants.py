@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from beir import ensure_ingested, ndcg_at  # noqa: E402
-from common import DATA, qrels, queries, service  # noqa: E402
+from common import DATA, project_documents, qrels, queries, service  # noqa: E402
 from naturali.model import SourceType  # noqa: E402
 from naturali.service.container import Services  # noqa: E402
 from naturali.text.tokens import STOPWORDS, query_terms, stem, terms  # noqa: E402
@@ -78,13 +78,8 @@ class Collection:
     def __init__(self, naturali: Services, project_id: str, titled_vectors: bool) -> None:
         storage = naturali.storage
         user = storage.oldest_user()
-        docs, cursor = [], None
-        while True:
-            page = naturali.documents.list(user, project_id, cursor=cursor, limit=100)
-            docs += page.documents
-            cursor = page.next_cursor
-            if not cursor:
-                break
+        assert user is not None
+        docs = project_documents(naturali, user, project_id)
         chunks = storage.owner_chunks(SourceType.DOCUMENT, [d.id for d in docs])
         by_doc = {d.id: d for d in docs}
         self.ids = sorted({d.path.rsplit("/", 1)[1].removesuffix(".md") for d in docs})
