@@ -115,7 +115,7 @@ class Search:
         # The query is embedded on another thread while the index syncs and the lexical leg
         # runs (onnxruntime releases the GIL).
         embedding = (
-            _EMBEDDING_POOL.submit(self._embed_query, request.query)
+            _EMBEDDING_POOL.submit(self._query_vectors.vector, request.query)
             if request.query is not None
             else None
         )
@@ -147,9 +147,6 @@ class Search:
             with_similarity=embedding is not None,
             explain=request.explain,
         )
-
-    def _embed_query(self, query: str) -> npt.NDArray[np.float32]:
-        return self._query_vectors.vector(query)
 
     def _results(
         self,
