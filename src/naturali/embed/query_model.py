@@ -42,18 +42,24 @@ def query_model(source: Path, source_sha256: str, directory: Path | None) -> byt
     ).hexdigest()[:16]
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / f"query-{key}.onnx"
-    if not (target.exists() and _loads(target)):
-        _build(source, target)
+    cached = _cached(target)
+    if cached is not None:
+        return cached
+    _build(source, target)
     return target.read_bytes()
 
 
-def _loads(path: Path) -> bool:
+def _cached(path: Path) -> bytes | None:
+    """The file's bytes when it holds a whole model; None when it is absent or does not."""
+    if not path.exists():
+        return None
+    data = path.read_bytes()
     try:
-        onnx.checker.check_model(str(path))
+        onnx.checker.check_model(data)
     except Exception as error:  # a torn or foreign file: rebuild it
         log.warning("query model %s does not load (%s); rebuilding it", path, error)
-        return False
-    return True
+        return None
+    return data
 
 
 def _build(source: Path, target: Path) -> None:
