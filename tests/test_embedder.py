@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -105,3 +106,35 @@ def test_a_short_process_exits_cleanly_while_the_query_model_loads(tmp_path: Pat
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
     assert done.returncode == 0, done.stderr.decode()
     assert list(tmp_path.glob("query-*.onnx"))  # it finished building, then exited
+
+
+EXIT_MID_INDEX = textwrap.dedent(
+    """
+    import sys, time
+    from naturali.compose import build_services
+    from naturali.service.requests import SaveRequest
+    from naturali.settings import Settings
+
+    naturali = build_services(Settings.load({"data_dir": sys.argv[1]}))
+    naturali.bootstrap()
+    owner = naturali.storage.oldest_user()
+    project, _ = naturali.projects.create(owner, "p")
+    store = naturali.memories.create_store(owner, project.id, "kb", None)
+    body = " ".join(["the indexer embeds this record while the process exits"] * 20)
+    for i in range(40):
+        record = {"kind": "claim", "title": f"note {i}", "body": body}
+        request = SaveRequest(requestId=f"r{i}", record=record)
+        naturali.mutations.save(owner, project.id, store.id, request)
+    time.sleep(0.4)  # the writes paused: the background indexer starts embedding them
+    """
+)
+
+
+def test_a_process_exits_cleanly_while_its_writes_are_being_indexed(tmp_path: Path) -> None:
+    # A writer that exits without closing its services (a script, a killed worker's sibling)
+    # leaves the indexer thread inside onnxruntime; it must be stopped before the interpreter
+    # finalizes, or the process aborts (exit 134) after its writes succeeded.
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_MID_INDEX, str(tmp_path)], capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]

@@ -10,6 +10,7 @@ thread and nothing is lost if the process stops first: the files are the truth.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
@@ -43,6 +44,11 @@ class BackgroundIndexer:
                     target=self._work, name="naturali-indexer", daemon=True
                 )
                 self._thread.start()
+                # A daemon never holds the process open, but it is stopped before the
+                # interpreter finalizes: a thread inside onnxruntime then aborts the process
+                # ("terminate called without an active exception"), as a writer exiting
+                # mid-index did in tests/test_write_safety.py.
+                atexit.register(self.close)
             self._wake.notify_all()  # the worker, whoever else waits on the condition
 
     def idle(self, timeout: float) -> bool:
@@ -84,7 +90,9 @@ class BackgroundIndexer:
                     self._wake.notify_all()
 
     def close(self) -> None:
-        """Stop the worker after what is scheduled."""
+        """Stop the worker after what it is indexing now; what is pending is left to the next
+        search (the files are the truth)."""
+        atexit.unregister(self.close)
         with self._wake:
             self._closed = True
             self._pending.clear()
