@@ -6,7 +6,7 @@ server is started here (its own data dir, the repository's code unless --src poi
 another checkout's ``src``), so a before/after comparison runs the same script twice.
 
     python bench/load.py [--clients 8] [--seconds 60] [--documents 300] [--src DIR]
-        [--database-url postgresql://… [--servers 2]] [--distinct-queries]
+        [--database-url postgresql://… [--servers 2]] [--distinct-queries] [--searches-only]
 
 Searches draw their text from SciFact's 1,109 queries, so most texts come back several times
 in a run (as an agent's questions do) and the server's query vector cache answers those
@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import DATA, corpus, percentile, queries  # noqa: E402
 
 MIX = (("search", 0.9), ("upload", 0.05), ("save", 0.05))
+SEARCHES_ONLY = (("search", 1.0),)
 
 
 def start_server(
@@ -64,6 +65,12 @@ def start_server(
     raise RuntimeError("the server did not start")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -87,6 +94,11 @@ def main() -> None:
         action="store_true",
         help="make every search's text unique (a numbered suffix), so none is a repeat the "
         "server's query vector cache could answer",
+    )
+    parser.add_argument(
+        "--searches-only",
+        action="store_true",
+        help="no uploads or saves: what the server answers when it only searches",
     )
     args = parser.parse_args()
 
@@ -139,8 +151,9 @@ def run(
     print(f"ingested {args.documents} documents in {time.perf_counter() - started:.0f} s")
     spare = iter(docs[args.documents :])
     lock = threading.Lock()
-    latencies: dict[str, list[float]] = {kind: [] for kind, _ in MIX}
-    errors: dict[str, int] = {kind: 0 for kind, _ in MIX}
+    mix = SEARCHES_ONLY if args.searches_only else MIX
+    latencies: dict[str, list[float]] = {kind: [] for kind, _ in mix}
+    errors: dict[str, int] = {kind: 0 for kind, _ in mix}
     deadline = time.perf_counter() + args.seconds
 
     def client(seed: int) -> None:
@@ -148,7 +161,7 @@ def run(
         own = httpx.Client(base_url=bases[seed % len(bases)], headers=headers, timeout=300)
         n = 0
         while time.perf_counter() < deadline:
-            kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
+            kind = rng.choices([k for k, _ in mix], [w for _, w in mix])[0]
             t0 = time.perf_counter()
             if kind == "search":
                 query = rng.choice(texts)
@@ -194,10 +207,14 @@ def run(
     bomb_statuses: dict[int, int] = {}
     threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
     threads += [threading.Thread(target=bomber, args=(i,)) for i in range(args.bombs)]
+    server_cpu = [cpu_seconds(server.pid) for server, _ in servers]
+    client_cpu = time.process_time()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    client_cpu = time.process_time() - client_cpu
+    server_cpu = [cpu_seconds(s.pid) - c for (s, _), c in zip(servers, server_cpu, strict=True)]
     for kind, values in latencies.items():
         if not values:
             continue
@@ -208,6 +225,12 @@ def run(
         )
     if args.bombs:
         print(f"PDF bombs ({args.bombs} clients): statuses {bomb_statuses}")
+    searches = len(latencies["search"])
+    print(
+        f"CPU over the run: server {sum(server_cpu):.1f} s "
+        f"({sum(server_cpu) * 1000 / max(1, searches):.1f} ms per search, all kinds included), "
+        f"load client {client_cpu:.1f} s"
+    )
     rss = ", ".join(f"{peak_rss_mib(server.pid):.0f}" for server, _ in servers)
     print(
         f"{args.clients} clients, {args.seconds:.0f} s, {len(servers)} server(s); "

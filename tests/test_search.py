@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import naturali.service.search as search_module
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
 
@@ -346,12 +347,20 @@ def test_explain_shows_each_legs_rank_and_score_only_when_asked(api: Api) -> Non
     assert all(h["explain"]["vector_rank"] is None and h["explain"]["fused"] == 0 for h in fetched)
 
 
-def test_a_repeated_query_is_embedded_once(api: Api) -> None:
+def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     project_id = api.project()
     api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
     embedder = api.naturali.embedder()
     calls: list[str] = []
     original = embedder.embed_query
+    pool = search_module._EMBEDDING_POOL
+    handed_off: list[str] = []  # a known text is answered at once, not on the embedding pool
+
+    def submit(fn: Any, text: str) -> Any:
+        handed_off.append(text)
+        return type(pool).submit(pool, fn, text)
+
+    monkeypatch.setattr(pool, "submit", submit)
 
     def counted(text: str) -> Any:
         calls.append(text)
@@ -366,3 +375,4 @@ def test_a_repeated_query_is_embedded_once(api: Api) -> None:
         embedder.embed_query = original  # type: ignore[method-assign]
     assert first == again
     assert calls == ["how long do refunds take", "how long do refunds take?"]
+    assert handed_off == calls

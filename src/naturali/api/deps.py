@@ -14,12 +14,15 @@ from naturali.service.container import Services
 _bearer = HTTPBearer(auto_error=False, description="A naturali token (nk_…)")
 
 
-def service(request: Request) -> Services:
+# Both dependencies are ``async def``: they only read request state, and a sync dependency
+# would cost every request a hop through the thread pool (measured: ~0.3 ms of server CPU
+# per request under 8 clients).
+async def service(request: Request) -> Services:
     naturali: Services = request.app.state.naturali
     return naturali
 
 
-def current_user(
+async def current_user(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User:
@@ -28,7 +31,8 @@ def current_user(
     if known is not None:
         return known
     token = credentials.credentials if credentials else None
-    return service(request).auth.authenticate(token)
+    # Outside the guard's paths: the same quick token lookup the guard makes on the loop.
+    return (await service(request)).auth.authenticate(token)
 
 
 Service = Annotated[Services, Depends(service)]

@@ -29,14 +29,16 @@ class QueryVectors:
         self._recent: OrderedDict[tuple[str, bytes], Vector] = OrderedDict()
         self._lock = threading.Lock()
 
+    def recent(self, query: str) -> Vector | None:
+        """The vector of a text embedded lately, without running the model; else None."""
+        return self._known(self._key(self._embedder(), query))
+
     def vector(self, query: str) -> Vector:
         embedder = self._embedder()
-        key = (embedder.model_id, hashlib.sha256(query.encode()).digest())
-        with self._lock:
-            known = self._recent.get(key)
-            if known is not None:
-                self._recent.move_to_end(key)
-                return known
+        key = self._key(embedder, query)
+        known = self._known(key)
+        if known is not None:
+            return known
         vector: Vector = embedder.embed_query(query)
         vector.flags.writeable = False  # shared between searches
         if self._entries > 0:
@@ -45,3 +47,14 @@ class QueryVectors:
                 while len(self._recent) > self._entries:
                     self._recent.popitem(last=False)
         return vector
+
+    @staticmethod
+    def _key(embedder: Embedder, query: str) -> tuple[str, bytes]:
+        return (embedder.model_id, hashlib.sha256(query.encode()).digest())
+
+    def _known(self, key: tuple[str, bytes]) -> Vector | None:
+        with self._lock:
+            known = self._recent.get(key)
+            if known is not None:
+                self._recent.move_to_end(key)
+            return known

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
 from naturali.retrieval.registry import IndexRegistry
 from naturali.service.auth import Auth
 from naturali.service.memories import Memories
-from naturali.service.query_vectors import QueryVectors
+from naturali.service.query_vectors import QueryVectors, Vector
 from naturali.service.requests import SearchRequest
 from naturali.text.tokens import query_terms
 
@@ -112,13 +112,7 @@ class Search:
                 if request.memory_store_ids is None or store.id in request.memory_store_ids:
                     left = max(0.0, deadline - time.monotonic())
                     self._memories.reconcile(store, budget=left)
-        # The query is embedded on another thread while the index syncs and the lexical leg
-        # runs (onnxruntime releases the GIL).
-        embedding = (
-            _EMBEDDING_POOL.submit(self._query_vectors.vector, request.query)
-            if request.query is not None
-            else None
-        )
+        embedding = self._embedding(request.query) if request.query is not None else None
         with self._indexes.synced(project_id) as index:
             mask = index.select(_selection(request, taking_part, stores))
             if embedding is None or request.query is None:
@@ -147,6 +141,17 @@ class Search:
             with_similarity=embedding is not None,
             explain=request.explain,
         )
+
+    def _embedding(self, query: str) -> Future[Vector]:
+        """The query's vector: at once if a recent search embedded the same text, else
+        embedded on another thread while the index syncs and the lexical leg runs
+        (onnxruntime releases the GIL)."""
+        known = self._query_vectors.recent(query)
+        if known is None:
+            return _EMBEDDING_POOL.submit(self._query_vectors.vector, query)
+        done: Future[Vector] = Future()
+        done.set_result(known)
+        return done
 
     def _results(
         self,
