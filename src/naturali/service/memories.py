@@ -31,7 +31,7 @@ from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.mutations import Mutations
 from naturali.service.requests import SaveRequest, WithdrawRequest
-from naturali.service.stores import StoreRegistry
+from naturali.service.stores import StoreRegistry, StoreView
 from naturali.vault.record import Record, content_hash, parse
 
 MAX_NAME_CHARS = 200
@@ -66,10 +66,10 @@ class Memories:
         # One reconcile per store at a time: the background indexer and searches share it.
         self._reconciling: dict[str, threading.Lock] = {}
         self._reconciling_guard = threading.Lock()
-        # Per store, the view (scan generation, guards version, ontology) that the catalogue
-        # last matched in full: while the view is the same, a search skips reading every
-        # memory's hash back (the files are authoritative; nothing else changes what they say).
-        self._matched: dict[str, tuple[int, int, object, int]] = {}
+        # Per store, the view the catalogue last matched in full, with its active records: while
+        # the store hands out that same view (it makes a new one when the scan generation,
+        # guards or ontology change), a search skips reading every memory's hash back.
+        self._matched: dict[str, tuple[StoreView, int]] = {}
 
     def vault(self, store_id: str) -> Path:
         """The directory of a store's Markdown records."""
@@ -280,10 +280,9 @@ class Memories:
     def _reconcile(self, store: MemoryStore, budget: float | None) -> ReconcileReport:
         view = self._stores.context(store.id).view()
         invalid = [f"{i.path}: {i.message}" for i in view.scan.issues]
-        seen = (view.scan.generation, view.guards_version)
         matched = self._matched.get(store.id)
-        if matched and matched[:2] == seen and matched[2] is view.ontology:
-            return ReconcileReport(0, 0, matched[3], invalid)
+        if matched and matched[0] is view:
+            return ReconcileReport(0, 0, matched[1], invalid)
         active = {i: e for i, e in view.entries.items() if e.lifecycle == "active"}
         known = self._storage.memory_hashes(store.id)
         indexed, complete = 0, True
@@ -301,7 +300,7 @@ class Memories:
             self._storage.remove_memory(store.id, record_id)
             removed += 1
         if complete:
-            self._matched[store.id] = (*seen, view.ontology, len(active))
+            self._matched[store.id] = (view, len(active))
         return ReconcileReport(indexed, removed, len(active) - indexed, invalid)
 
     def index_written(self, project_id: str, store_id: str) -> None:
