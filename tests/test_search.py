@@ -366,13 +366,10 @@ def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyP
         calls.append(text)
         return original(text)
 
-    embedder.embed_query = counted  # type: ignore[method-assign]
-    try:
-        first = _results(api, project_id, query="how long do refunds take")
-        again = _results(api, project_id, query="how long do refunds take")
-        _results(api, project_id, query="how long do refunds take?")
-    finally:
-        embedder.embed_query = original  # type: ignore[method-assign]
+    monkeypatch.setattr(embedder, "embed_query", counted)
+    first = _results(api, project_id, query="how long do refunds take")
+    again = _results(api, project_id, query="how long do refunds take")
+    _results(api, project_id, query="how long do refunds take?")
     assert first == again
     assert calls == ["how long do refunds take", "how long do refunds take?"]
     assert handed_off == calls

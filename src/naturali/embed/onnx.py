@@ -108,7 +108,10 @@ class OnnxEmbedder:
         self._pool = ThreadPoolExecutor(self._streams, thread_name_prefix="naturali-onnx")
         self._queries = 0  # queries being embedded now
         self._queries_lock = threading.Lock()
-        self._query_sessions = (self._session, self._bulk)  # (alone, while another runs)
+        # (alone, while another is being embedded): the exact model's, and the query model's
+        # once it has loaded
+        self._exact_sessions = (self._session, self._bulk)
+        self._query_sessions = self._exact_sessions
         self.query_model_loaded = threading.Event()
         if int8_queries:
             threading.Thread(
@@ -143,7 +146,7 @@ class OnnxEmbedder:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if len(texts) <= self._batch_size:
             if texts:
-                out[:] = self._embed_small(list(texts), (self._session, self._bulk))
+                out[:] = self._embed_small(list(texts), self._exact_sessions)
             return out
         # Sorting by length keeps similar lengths in one batch, so little is spent on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
