@@ -371,3 +371,22 @@ def test_mcp_through_the_server(server: Server) -> None:
     assert [h["id"] for h in grep["hits"]] == [saved["records"][0]["id"]]
     assert search["results"][0]["source_type"] == "memory"
     assert bad[0] == "error"
+
+
+def test_the_server_hands_the_gil_over_within_a_millisecond(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``naturali serve`` owns its process and shortens the GIL switch interval for it (threads
+    coming back from onnxruntime, numpy and SQLite otherwise wait up to 5 ms for the GIL)."""
+    import uvicorn
+
+    from naturali.cli.serve import GIL_SWITCH_INTERVAL, run_server
+
+    seen: list[float] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: seen.append(sys.getswitchinterval()))
+    before = sys.getswitchinterval()
+    try:
+        run_server(object(), "127.0.0.1", 0)  # type: ignore[arg-type]
+    finally:
+        sys.setswitchinterval(before)
+    assert seen == [GIL_SWITCH_INTERVAL] and before > GIL_SWITCH_INTERVAL
