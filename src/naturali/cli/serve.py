@@ -83,7 +83,7 @@ def serve(
 def run_server(app: FastAPI, host: str, port: int) -> None:
     """Serve ``app`` until stopped; the server owns this process, so it sets the process's
     GIL switch interval."""
-    import uvicorn
+    import uvicorn  # Imported here, like the rest of the server's stack (see serve)
 
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
