@@ -14,6 +14,9 @@ without running the model; --distinct-queries numbers every text, so each one is
 
 With --database-url the servers share that PostgreSQL database and one data dir (each its
 own cache dir); with --servers N the clients are spread over N servers, round robin.
+
+Each server's output goes to bench/results/load-server-N.log (the last run's). A request that
+gets no answer (a reset connection, a timeout) is counted and printed, and its client goes on.
 """
 
 from __future__ import annotations
@@ -35,12 +38,19 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import DATA, corpus, percentile, queries  # noqa: E402
 
 MIX = (("search", 0.9), ("upload", 0.05), ("save", 0.05))
+LOGS = Path(__file__).parent / "results"  # each server's output, kept for the last run
 SEARCHES_ONLY = (("search", 1.0),)
 
 
 def start_server(
-    src: Path | None, data_dir: Path, port: int, token: str, extra: dict[str, str] | None = None
+    src: Path | None,
+    data_dir: Path,
+    port: int,
+    token: str,
+    extra: dict[str, str] | None = None,
+    log: Path | None = None,
 ) -> subprocess.Popen[bytes]:
+    """``naturali serve`` on ``port``; its output goes to ``log`` (else nowhere)."""
     env = {
         **os.environ,
         "NATURALI_BOOTSTRAP_TOKEN": token,
@@ -49,12 +59,13 @@ def start_server(
     }
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "naturali.cli.main", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with log.open("wb") if log else open(os.devnull, "wb") as out:  # the child keeps its copy
+        process = subprocess.Popen(
+            [sys.executable, "-m", "naturali.cli.main", "serve", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     for _ in range(240):
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
@@ -110,6 +121,7 @@ def main() -> None:
         import socket
 
         servers: list[tuple[subprocess.Popen[bytes], int]] = []
+        LOGS.mkdir(exist_ok=True)
         try:
             for i in range(args.servers):  # one after the other: the first bootstraps
                 with socket.socket() as s:
@@ -119,7 +131,8 @@ def main() -> None:
                 if args.database_url:
                     extra["NATURALI_DATABASE_URL"] = args.database_url
                 data = Path(work) / "data"
-                servers.append((start_server(args.src, data, port, token, extra), port))
+                log = LOGS / f"load-server-{i}.log"
+                servers.append((start_server(args.src, data, port, token, extra, log), port))
             run(args, servers, token, docs, texts)
         finally:
             for server, _ in servers:
@@ -154,41 +167,57 @@ def run(
     mix = SEARCHES_ONLY if args.searches_only else MIX
     latencies: dict[str, list[float]] = {kind: [] for kind, _ in mix}
     errors: dict[str, int] = {kind: 0 for kind, _ in mix}
+    statuses: dict[int, int] = {}  # of the answers >= 400
+    dropped: dict[str, int] = {}  # requests that got no answer (connection reset, timeout)
+    first_drop: list[str] = []
     deadline = time.perf_counter() + args.seconds
 
     def client(seed: int) -> None:
         rng = random.Random(seed)
         own = httpx.Client(base_url=bases[seed % len(bases)], headers=headers, timeout=300)
         n = 0
-        while time.perf_counter() < deadline:
-            kind = rng.choices([k for k, _ in mix], [w for _, w in mix])[0]
-            t0 = time.perf_counter()
+
+        def send(kind: str) -> httpx.Response | None:
+            nonlocal n
             if kind == "search":
                 query = rng.choice(texts)
                 if args.distinct_queries:
                     query = f"{query} ({seed}-{n})"
                     n += 1
                 body = {"query": query, "limit": 10}
-                r = own.post(f"/v1/projects/{project}/knowledge/search", json=body)
-            elif kind == "upload":
+                return own.post(f"/v1/projects/{project}/knowledge/search", json=body)
+            if kind == "upload":
                 with lock:
                     doc = next(spare, None)
                 if doc is None:
-                    continue
+                    return None
                 body = {"path": f"/new/{doc['_id']}.md", "content": doc["text"]}
-                r = own.post(f"/v1/projects/{project}/documents", json=body)
-            else:
-                n += 1
-                record = {"kind": "claim", "title": f"note {seed}-{n}", "body": rng.choice(texts)}
-                r = own.post(
-                    f"/v1/projects/{project}/memory_stores/{store}/knowledge/save",
-                    json={"requestId": f"load-{seed}-{n}", "record": record},
-                )
+                return own.post(f"/v1/projects/{project}/documents", json=body)
+            n += 1
+            record = {"kind": "claim", "title": f"note {seed}-{n}", "body": rng.choice(texts)}
+            return own.post(
+                f"/v1/projects/{project}/memory_stores/{store}/knowledge/save",
+                json={"requestId": f"load-{seed}-{n}", "record": record},
+            )
+
+        while time.perf_counter() < deadline:
+            kind = rng.choices([k for k, _ in mix], [w for _, w in mix])[0]
+            t0 = time.perf_counter()
+            try:
+                r = send(kind)
+            except httpx.TransportError as exc:  # counted, and the client goes on
+                with lock:
+                    dropped[kind] = dropped.get(kind, 0) + 1
+                    first_drop.append(f"{kind}: {exc!r}")
+                continue
+            if r is None:
+                continue
             elapsed = (time.perf_counter() - t0) * 1000
             with lock:
                 latencies[kind].append(elapsed)
                 if r.status_code >= 400:
                     errors[kind] += 1
+                    statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
 
     def bomber(seed: int) -> None:
         own = httpx.Client(base_url=base, headers=headers, timeout=300)
@@ -223,6 +252,8 @@ def run(
             f"p50 {percentile(values, 50):7.1f} ms  p99 {percentile(values, 99):7.1f} ms  "
             f"errors {errors[kind]}"
         )
+    if statuses or dropped:
+        print(f"error statuses {statuses}; no answer {dropped} (first: {first_drop[:1]})")
     if args.bombs:
         print(f"PDF bombs ({args.bombs} clients): statuses {bomb_statuses}")
     searches = len(latencies["search"])
