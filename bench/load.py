@@ -168,8 +168,8 @@ def run(
     latencies: dict[str, list[float]] = {kind: [] for kind, _ in mix}
     errors: dict[str, int] = {kind: 0 for kind, _ in mix}
     statuses: dict[int, int] = {}  # of the answers >= 400
-    dropped: dict[str, int] = {}  # requests that got no answer (connection reset, timeout)
-    first_drop: list[str] = []
+    dropped: dict[str, int] = {kind: 0 for kind, _ in mix}  # no answer (a reset, a timeout)
+    first_drop: list[str] = []  # the first such request's exception
     deadline = time.perf_counter() + args.seconds
 
     def client(seed: int) -> None:
@@ -207,8 +207,9 @@ def run(
                 r = send(kind)
             except httpx.TransportError as exc:  # counted, and the client goes on
                 with lock:
-                    dropped[kind] = dropped.get(kind, 0) + 1
-                    first_drop.append(f"{kind}: {exc!r}")
+                    dropped[kind] += 1
+                    if not first_drop:
+                        first_drop.append(f"{kind}: {exc!r}")
                 continue
             if r is None:
                 continue
@@ -252,8 +253,8 @@ def run(
             f"p50 {percentile(values, 50):7.1f} ms  p99 {percentile(values, 99):7.1f} ms  "
             f"errors {errors[kind]}"
         )
-    if statuses or dropped:
-        print(f"error statuses {statuses}; no answer {dropped} (first: {first_drop[:1]})")
+    if statuses or first_drop:
+        print(f"error statuses {statuses}; no answer {dropped} (first: {first_drop})")
     if args.bombs:
         print(f"PDF bombs ({args.bombs} clients): statuses {bomb_statuses}")
     searches = len(latencies["search"])
