@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,34 @@ def test_batching_and_padding_do_not_change_vectors(embedder: OnnxEmbedder) -> N
     together = embedder.embed(texts)
     alone = np.vstack([embedder.embed([t]) for t in texts])
     assert np.allclose(together, alone, atol=1e-4)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
+def test_passages_are_embedded_at_lower_cpu_priority_than_queries(
+    embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upload must leave the cores to searches: its passages run on the passage threads,
+    niced by PASSAGE_NICE, while a query runs on its caller's thread at the caller's."""
+    seen: list[tuple[str, int]] = []
+    embed_batch = embedder._embed_batch
+
+    def recording(texts: list[str], session: object) -> onnx.Vectors:
+        thread = threading.current_thread().name
+        seen.append((thread, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        return embed_batch(texts, session)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embedder, "_embed_batch", recording)
+    caller = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    vectors = embedder.embed(["refunds take five days", "escalate to the on-call engineer"])
+    passages, seen[:] = list(seen), []
+    embedder.embed_query("how long do refunds take")
+
+    assert vectors.shape == (2, 384)
+    assert len(passages) == 2  # two texts: one on each passage thread
+    expected = min(19, caller + onnx.PASSAGE_NICE)
+    assert all(name.startswith("naturali-passages") for name, _ in passages)
+    assert {nice for _, nice in passages} == {expected}
+    assert seen == [(threading.current_thread().name, caller)]
 
 
 def test_truncates_at_256_word_pieces_not_128(embedder: OnnxEmbedder) -> None:

@@ -7,13 +7,17 @@ settings say truncate at 128 with fixed padding, which would silently cut passag
 truncation is set to the model's 256-piece window and padding to the batch's longest text.
 
 A search's query is embedded by the query model (``query_model.py``): the same network with
-int8 matrix products, ~2x less CPU; passages always by the exact model.
+int8 matrix products, ~2x less CPU; passages always by the exact model, on threads of lower
+CPU priority (``PASSAGE_NICE``), so an upload takes the cores only when searches leave them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
+import os
+import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +36,9 @@ MAX_TOKENS = 256
 DIMENSION = 384
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+# A search waits on its query's embedding and answers a person or an agent now; an upload's
+# passages can wait a little. Linux weighs nice 10 at ~1/10 of nice 0 when both want a core.
+PASSAGE_NICE = 10
 
 
 class ModelIntegrityError(RuntimeError):
@@ -60,6 +67,19 @@ def load_tokenizer() -> Tokenizer:
     return tokenizer
 
 
+def _lower_priority() -> None:
+    """Run by each passage thread as it starts. On Linux each thread has its own nice value
+    (elsewhere ``setpriority`` with a thread id would renice the whole process, so it is left)."""
+    if sys.platform != "linux":
+        return
+    thread = threading.get_native_id()
+    try:
+        niceness = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, niceness + PASSAGE_NICE))
+    except OSError:  # a sandbox that forbids it: passages at the searches' priority
+        log.warning("could not lower the passage threads' CPU priority", exc_info=True)
+
+
 def _session(model: Path | bytes, threads: int) -> ort.InferenceSession:
     options = ort.SessionOptions()
     # Bounded threads, no spinning between calls, no per-shape memory patterns (shapes vary).
@@ -76,13 +96,13 @@ def _session(model: Path | bytes, threads: int) -> ort.InferenceSession:
 class OnnxEmbedder:
     """Created once per process; ``embed`` is thread-safe (onnxruntime sessions are).
 
-    Two sessions of the one model: a query (a batch or less) runs on one session with
-    ``threads`` intra-op threads, for latency; bulk embedding runs batches side by side on
-    ``threads`` single-threaded streams, which measured ~25% more passages/s on two cores
-    (less synchronisation inside each small matrix product). A query that arrives while
-    another is being embedded runs single-threaded too: the cores are busy anyway, and one
-    thread costs ~10-25% less CPU per query, which is throughput. Search queries use the int8
-    query model's two sessions the same way.
+    Two sessions of the one model: a query runs on one session with ``threads`` intra-op
+    threads, for latency; passages run in batches side by side on ``threads`` single-threaded
+    streams (the passage threads), which measured ~25% more passages/s on two cores (less
+    synchronisation inside each small matrix product). A query that arrives while another is
+    being embedded runs single-threaded too: the cores are busy anyway, and one thread costs
+    ~10-25% less CPU per query, which is throughput. Search queries use the int8 query
+    model's two sessions the same way (the exact model's until it has loaded).
     """
 
     def __init__(
@@ -105,7 +125,9 @@ class OnnxEmbedder:
         self._session = _session(model, threads)
         self._streams = max(1, threads)
         self._bulk = _session(model, 1) if self._streams > 1 else self._session
-        self._pool = ThreadPoolExecutor(self._streams, thread_name_prefix="naturali-onnx")
+        self._pool = ThreadPoolExecutor(
+            self._streams, thread_name_prefix="naturali-passages", initializer=_lower_priority
+        )
         self._queries = 0  # queries being embedded now
         self._queries_lock = threading.Lock()
         # (alone, while another is being embedded): the exact model's, and the query model's
@@ -143,14 +165,15 @@ class OnnxEmbedder:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        """Passages, in batches on the passage threads (lower priority, one core each); a
+        few texts are split across the threads so an upload on an idle machine uses both."""
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        if len(texts) <= self._batch_size:
-            if texts:
-                out[:] = self._embed_small(list(texts), self._exact_sessions)
+        if not texts:
             return out
         # Sorting by length keeps similar lengths in one batch, so little is spent on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        batches = [order[s : s + self._batch_size] for s in range(0, len(order), self._batch_size)]
+        size = min(self._batch_size, math.ceil(len(order) / self._streams))
+        batches = [order[s : s + size] for s in range(0, len(order), size)]
 
         def run(batch: list[int]) -> Vectors:
             return self._embed_batch([texts[i] for i in batch], self._bulk)
@@ -166,7 +189,7 @@ class OnnxEmbedder:
     def _embed_small(
         self, texts: list[str], sessions: tuple[ort.InferenceSession, ort.InferenceSession]
     ) -> Vectors:
-        """A query or a few passages, on ``threads`` threads if nothing else is being embedded
+        """A query, on ``threads`` threads if nothing else is being embedded
         now, else on one (the cores are busy anyway)."""
         with self._queries_lock:
             self._queries += 1
