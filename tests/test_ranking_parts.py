@@ -1,16 +1,19 @@
 """The ranking's parts on their own: the int8 scan's top k is the float32 top k, a
 document's title is carried into its chunks' lexical terms, the BM25 index survives a
-snapshot, and the index's readers-writer gate neither blocks syncs on waiting searches nor
-starves them."""
+snapshot, the index's readers-writer gate neither blocks syncs on waiting searches nor
+starves them, and searches selecting rows side by side change nothing in the index."""
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
 import pytest
 
+from naturali.model import Chunk, SourceType
 from naturali.retrieval.gate import Gate
+from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection, owner_key
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.vectors import Vectors
 from naturali.text.tokens import query_terms, terms
@@ -138,3 +141,73 @@ def test_a_waiting_sync_holds_new_readers_back() -> None:
     sync.join()
     late.join()
     assert events == ["sync", "late read"]  # the sync was not starved by the later reader
+
+
+def _chunks(start: int, owners: list[tuple[SourceType, str]]) -> list[Chunk]:
+    vector = _unit(np.ones((1, 4), np.float32))[0].tobytes()
+    return [
+        Chunk(seq, f"chunk_{seq}", "p", source, owner, 1, 0, f"text {seq}", 0, 9, None, vector)
+        for seq, (source, owner) in enumerate(owners, start)
+    ]
+
+
+def _owners(chunks: list[Chunk]) -> dict[str, OwnerAttrs]:
+    return {
+        owner_key(c.source_type, c.owner_id): OwnerAttrs(c.source_type, c.owner_id, store_id="s")
+        for c in chunks
+    }
+
+
+def test_selecting_rows_changes_nothing_in_the_index() -> None:
+    """Searches select side by side under the read gate, so a selection must only read."""
+    index = ProjectIndex("p", 4)
+    added = _chunks(1, [(SourceType.DOCUMENT, "doc_a"), (SourceType.MEMORY, "mem_a")])
+    index.apply(added, [], _owners(added))
+    before = {name: id(value) for name, value in vars(index).items()}
+    memories = Selection(documents=False, store_tags={"s": frozenset()})
+    for selection in (Selection(), memories, Selection(memories=False, path_prefixes=("/",))):
+        index.select(selection)
+    assert {name: id(value) for name, value in vars(index).items()} == before
+    assert index.select(memories).tolist() == [False, True]
+
+
+def _select_at_once(
+    index: ProjectIndex, selection: Selection, searches: int
+) -> tuple[list[list[bool]], list[BaseException]]:
+    start = threading.Barrier(searches)
+    masks: list[list[bool]] = []
+    failures: list[BaseException] = []
+
+    def search() -> None:
+        start.wait()
+        try:
+            masks.append(index.select(selection).tolist())
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            failures.append(exc)
+
+    threads = [threading.Thread(target=search) for _ in range(searches)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return masks, failures
+
+
+def test_searches_selecting_at_once_after_new_owners_agree() -> None:
+    """The failure this guards against: two searches that both found new owners extended the
+    owners' sources twice, and every search after failed (or filtered the wrong source)."""
+    index = ProjectIndex("p", 4)
+    memories = Selection(documents=False, store_tags={"s": frozenset()})
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # hand the GIL over as often as possible
+    try:
+        for round_ in range(150):
+            owners = [(SourceType.DOCUMENT, f"doc_{round_}"), (SourceType.MEMORY, f"m_{round_}")]
+            added = _chunks(2 * round_ + 1, owners)
+            index.apply(added, [], _owners(added))
+            expected = [i % 2 == 1 for i in range(index.n)]
+            masks, failures = _select_at_once(index, memories, 6)
+            assert not failures, failures[0]
+            assert masks == [expected] * 6
+    finally:
+        sys.setswitchinterval(switch)

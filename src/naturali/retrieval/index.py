@@ -88,6 +88,7 @@ class ProjectIndex:
     def __post_init__(self) -> None:
         if self.vectors.dimension != self.dimension:
             self.vectors = Vectors(self.dimension)
+        self._extend_owner_sources()  # a snapshot's owners
 
     def memory_bytes(self) -> int:
         """What this index holds in memory, estimated: its arrays, its BM25 postings, and
@@ -103,8 +104,10 @@ class ProjectIndex:
 
     def select(self, selection: Selection) -> npt.NDArray[np.bool_]:
         """Live rows whose owner the selection accepts. Filter-free sources take every owner of
-        theirs at once; otherwise each candidate owner is checked once, never each row."""
-        sources = self._sources()
+        theirs at once; otherwise each candidate owner is checked once, never each row.
+
+        Searches select side by side under the index's read gate, so this only reads."""
+        sources = self._owner_sources
         allowed = np.zeros(len(self.owner_keys), np.bool_)
         for source, wanted in (
             (SourceType.DOCUMENT, selection.documents),
@@ -138,13 +141,14 @@ class ProjectIndex:
             allowed[code] = attrs is not None and selection.accepts(attrs)
         return allowed
 
-    def _sources(self) -> npt.NDArray[np.int8]:
-        """Source code of each owner, extended only when owners were added."""
+    def _extend_owner_sources(self) -> None:
+        """The source code of each owner, extended by the owners added since. Only the writer
+        calls this: when searches extended it lazily, two doing so at once appended the new
+        owners twice, and every search after failed or filtered the wrong sources."""
         known = len(self._owner_sources)
         if known < len(self.owner_keys):
             extra = [0 if k.startswith("d:") else 1 for k in self.owner_keys[known:]]
             self._owner_sources = np.concatenate([self._owner_sources, np.array(extra, np.int8)])
-        return self._owner_sources
 
     @property
     def live_rows(self) -> npt.NDArray[np.bool_]:
@@ -163,6 +167,7 @@ class ProjectIndex:
                 vectors[i] = vector
             self._append(chunk, titles)
         self.vectors.put(start, vectors)
+        self._extend_owner_sources()
         for key, attrs in owners.items():
             self.owner_attrs[self.owner_code[key]] = attrs
         for seq in removed:
