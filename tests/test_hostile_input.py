@@ -15,7 +15,10 @@ import httpx
 import pytest
 
 from conftest import Api, StoreVault, assert_error, make_api
+from naturali.api.app import create_app
+from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
+from naturali.settings import Settings
 from pdfs import pdf_bomb, text_pdf
 from server import Server, start
 
@@ -332,3 +335,67 @@ def test_openapi_states_the_rules_the_server_enforces(api: Api) -> None:
     # JSON Schema's "integer" admits 2.0: so does the server; 2.5 stays an error.
     assert api.search(project_id, query="x", limit=2.0).status_code == 200
     assert_error(api.search(project_id, query="x", limit=2.5), 400)
+
+
+def _http_on(sock: socket.socket, method: str, path: str, token: str, body: bytes) -> bytes:
+    """One keep-alive request on ``sock``; the raw answer (b"" when the server closed)."""
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + body)
+    answer = b""
+    while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < _length(answer):
+        try:
+            part = sock.recv(65536)
+        except ConnectionResetError:
+            return b""
+        if not part:
+            return b""
+        answer += part
+    return answer
+
+
+def _length(answer: bytes) -> int:
+    for line in answer.split(b"\r\n\r\n", 1)[0].split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    return 0
+
+
+def test_an_unexpected_error_is_a_500_and_the_connection_stays_open(
+    tmp_path: Path, embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the 500 was answered and the exception re-raised to uvicorn, which closed the
+    connection: the client's next request on it, innocent of the failure, was reset."""
+    import uvicorn  # Imported here: only this test runs a server inside the test process
+
+    naturali = build_services(Settings(data_dir=tmp_path / "data"), embedder=embedder)
+    token = naturali.bootstrap()
+    assert token
+    project, _ = naturali.projects.create(naturali.auth.authenticate(token), "p")
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(naturali.search, "search", broken)
+    config = uvicorn.Config(create_app(naturali), host="127.0.0.1", port=0, log_level="critical")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            search = f"/v1/projects/{project.id}/knowledge/search"
+            failed = _http_on(sock, "POST", search, token, b'{"query": "refunds"}')
+            assert failed.startswith(b"HTTP/1.1 500"), failed
+            assert b'"code":"internal_error"' in failed.replace(b" ", b"")
+            listed = _http_on(sock, "GET", "/v1/projects", token, b"")
+            assert listed.startswith(b"HTTP/1.1 200"), listed  # the same connection answers
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        naturali.close()

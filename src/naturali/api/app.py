@@ -25,6 +25,7 @@ from naturali.api.routes import (
     projects,
     records,
 )
+from naturali.api.unexpected import AnswerUnexpected
 from naturali.service.container import Services
 
 UI_DIR = Path(__file__).resolve().parents[1] / "ui"
@@ -55,9 +56,11 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
     for module in (projects, documents, memories, knowledge, records, dates, mutations):
         app.include_router(module.router)
 
-    # Added last is outermost: the log sees every answer, the guard's refusals included.
+    # Added last is outermost: the log sees every answer, the guard's refusals included, and
+    # an unexpected exception is answered outside all of them.
     app.add_middleware(RequestGuard, naturali=naturali)
     app.add_middleware(AccessLog)
+    app.add_middleware(AnswerUnexpected)
     _document_errors(app)
 
     @app.get("/healthz", include_in_schema=False)

@@ -3,7 +3,6 @@ Validation failures are 400 (never FastAPI's default 422 shape)."""
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -15,8 +14,6 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
 from naturali.errors import InvalidRequest, NaturaliError
-
-log = logging.getLogger("naturali.api")
 
 _HTTP_TYPES = {
     400: "invalid_request_error",
@@ -148,8 +145,3 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 405:
             headers["Allow"] = _allowed_methods(app, request.url.path)
         return error_response(exc.status_code, type_, code, str(exc.detail), headers=headers)
-
-    @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error", exc_info=exc)
-        return error_response(500, "api_error", "internal_error", "internal server error")
