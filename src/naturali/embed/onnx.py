@@ -130,10 +130,9 @@ class OnnxEmbedder:
         )
         self._queries = 0  # queries being embedded now
         self._queries_lock = threading.Lock()
-        # (alone, while another is being embedded): the exact model's, and the query model's
-        # once it has loaded
-        self._exact_sessions = (self._session, self._bulk)
-        self._query_sessions = self._exact_sessions
+        # (alone, while another query is being embedded): the exact model's, and the query
+        # model's once it has loaded
+        self._query_sessions = (self._session, self._bulk)
         self.query_model_loaded = threading.Event()
         if int8_queries:
             threading.Thread(
@@ -183,19 +182,15 @@ class OnnxEmbedder:
         return out
 
     def embed_query(self, text: str) -> Vectors:
-        vector: Vectors = self._embed_small([text], self._query_sessions)[0]
-        return vector
-
-    def _embed_small(
-        self, texts: list[str], sessions: tuple[ort.InferenceSession, ort.InferenceSession]
-    ) -> Vectors:
-        """A query, on ``threads`` threads if nothing else is being embedded
-        now, else on one (the cores are busy anyway)."""
+        """On ``threads`` threads if no other query is being embedded now, else on one (the
+        cores are busy anyway)."""
         with self._queries_lock:
             self._queries += 1
             alone = self._queries == 1
         try:
-            return self._embed_batch(texts, sessions[0] if alone else sessions[1])
+            sessions = self._query_sessions
+            vector: Vectors = self._embed_batch([text], sessions[0] if alone else sessions[1])[0]
+            return vector
         finally:
             with self._queries_lock:
                 self._queries -= 1
