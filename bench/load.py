@@ -35,7 +35,9 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from common import DATA, corpus, percentile, queries  # noqa: E402
+from server import free_port  # noqa: E402
 
 MIX = (("search", 0.9), ("upload", 0.05), ("save", 0.05))
 LOGS = Path(__file__).parent / "results"  # each server's output, kept for the last run
@@ -118,15 +120,11 @@ def main() -> None:
     texts = list(queries(scifact).values())
     token = "nk_load_" + secrets.token_urlsafe(32)
     with tempfile.TemporaryDirectory() as work:
-        import socket
-
         servers: list[tuple[subprocess.Popen[bytes], int]] = []
         LOGS.mkdir(exist_ok=True)
         try:
             for i in range(args.servers):  # one after the other: the first bootstraps
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", 0))
-                    port = s.getsockname()[1]
+                port = free_port()
                 extra = {"NATURALI_CACHE_DIR": str(Path(work) / f"cache-{i}")}
                 if args.database_url:
                     extra["NATURALI_DATABASE_URL"] = args.database_url

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import random
 import secrets
-import socket
 import sys
 import tempfile
 import threading
@@ -24,8 +23,10 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from common import DATA, corpus, percentile, queries  # noqa: E402
 from load import start_server  # noqa: E402
+from server import free_port  # noqa: E402
 
 SEARCHERS = 4
 UPLOADERS = 2
@@ -41,9 +42,7 @@ def main() -> None:
     texts = list(queries(DATA / "scifact").values())
     token = "nk_load_" + secrets.token_urlsafe(32)
     with tempfile.TemporaryDirectory() as work:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         cache = {"NATURALI_CACHE_DIR": f"{work}/cache"}
         server = start_server(args.src, Path(work) / "data", port, token, cache)
         try:
