@@ -71,6 +71,30 @@ def test_passages_are_embedded_at_lower_cpu_priority_than_queries(
     assert seen == [(threading.current_thread().name, caller)]
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
+def test_urgent_passages_are_embedded_on_the_callers_thread_at_its_priority(
+    embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Passages a search waits on (a memory indexed under its store's reconcile lock) must not
+    queue behind an upload's batches at the uploads' priority, and must be the same vectors."""
+    texts = ["refunds take five days", "escalate to the on-call engineer", "a third passage"]
+    queued = embedder.embed(texts)
+    seen: list[tuple[str, int]] = []
+    embed_batch = embedder._embed_batch
+
+    def recording(batch: list[str], session: object) -> onnx.Vectors:
+        thread = threading.current_thread().name
+        seen.append((thread, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        return embed_batch(batch, session)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embedder, "_embed_batch", recording)
+    caller = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    urgent = embedder.embed(texts, urgent=True)
+
+    assert seen == [(threading.current_thread().name, caller)]  # one batch, on this thread
+    assert np.allclose(urgent, queued, atol=1e-4)
+
+
 def test_truncates_at_256_word_pieces_not_128(embedder: OnnxEmbedder) -> None:
     # Text that differs only after piece 128 must still change the vector (the file's own
     # 128 limit would make these identical); text that differs only after 256 must not.

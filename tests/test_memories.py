@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from conftest import Api, assert_error
+from naturali.embed.onnx import OnnxEmbedder
+from naturali.model import MemoryStore
+from naturali.ports.embedder import Vectors
+from naturali.service import memories as memories_module
+from naturali.service.memories import ReconcileReport
 from naturali.vault.record import parse
 
 
@@ -158,3 +164,59 @@ def test_a_search_reads_memory_hashes_back_only_after_the_vault_changed(
     )
     hits = api.search(project_id, query="door code").json()["results"]
     assert len(reads) == first + 1 and hits[0]["memory_id"] == "clm_hand"
+
+
+def test_memories_are_embedded_as_urgent_passages(
+    api: Api, embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory is indexed under its store's reconcile lock, which searches of the store wait
+    on: its passages must not queue behind an upload's batches on the passage threads."""
+    project_id = api.project()
+    store_id = _store(api, project_id)
+    calls: list[tuple[list[str], bool]] = []
+    embed = embedder.embed
+
+    def recording(texts: Sequence[str], *, urgent: bool = False) -> Vectors:
+        calls.append((list(texts), urgent))
+        return embed(texts, urgent=urgent)
+
+    monkeypatch.setattr(embedder, "embed", recording)
+    url = f"/v1/projects/{project_id}/memory_stores/{store_id}/memories"
+    assert api.post(url, json={"content": "The office wifi password rotates monthly."}).is_success
+    (_vault(api, store_id) / "handwritten.md").write_text(  # indexed by the next search
+        "---\nformat: knowledge-record-v1\nid: clm_hand\nrevision: 1\nkind: claim\n"
+        "type: fact\ntitle: Door\n---\nThe office door code changes weekly.\n"
+    )
+    assert api.search(project_id, query="door code").json()["results"][0]["memory_id"] == "clm_hand"
+    embedded = {text.strip(): urgent for texts, urgent in calls for text in texts}
+    assert embedded == {
+        "The office wifi password rotates monthly.": True,
+        "The office door code changes weekly.": True,
+    }
+
+
+def test_the_background_indexer_works_through_a_backlog_in_slices(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between slices it gives up the store's reconcile lock, so a search of the store waits
+    for one slice, not for the whole backlog."""
+    project_id = api.project()
+    store_id = _store(api, project_id)
+    for n in range(3):
+        (_vault(api, store_id) / f"note{n}.md").write_text(
+            f"---\nformat: knowledge-record-v1\nid: clm_note{n}\nrevision: 1\nkind: claim\n"
+            f"type: fact\ntitle: Note {n}\n---\nThe office keeps note number {n}.\n"
+        )
+    memories = api.naturali.memories
+    monkeypatch.setattr(memories_module, "INDEXER_SLICE", 0.0)  # one record a slice
+    budgets: list[float | None] = []
+    reconcile = memories.reconcile
+
+    def counting(store: MemoryStore, budget: float | None = None) -> ReconcileReport:
+        budgets.append(budget)
+        return reconcile(store, budget)
+
+    monkeypatch.setattr(memories, "reconcile", counting)
+    memories.index_written(project_id, store_id)
+    assert budgets == [0.0] * 4  # a record in each of three slices, then nothing left
+    assert len(api.search(project_id, query="office note", limit=5).json()["results"]) == 3

@@ -25,7 +25,8 @@ class HttpEmbedder:
         # Remote tokenizers are unknown; words are a conservative stand-in for chunking.
         return int(len(text.split()) * 1.3) + 1
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
+    def embed(self, texts: Sequence[str], *, urgent: bool = False) -> Vectors:
+        # The endpoint has no priorities to choose between: urgent or not, one path.
         rows: list[list[float]] = []
         for start in range(0, len(texts), self._batch_size):
             rows.extend(self._request(list(texts[start : start + self._batch_size])))

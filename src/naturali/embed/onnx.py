@@ -96,8 +96,9 @@ def _session(model: Path | bytes, threads: int) -> ort.InferenceSession:
 class OnnxEmbedder:
     """Created once per process; ``embed`` is thread-safe (onnxruntime sessions are).
 
-    Two sessions of the one model: a query runs on one session with ``threads`` intra-op
-    threads, for latency; passages run in batches side by side on ``threads`` single-threaded
+    Two sessions of the one model: a query (or an urgent passage, one a search waits on) runs
+    on its caller's thread, on one session with ``threads`` intra-op threads, for latency;
+    other passages run in batches side by side on ``threads`` single-threaded
     streams (the passage threads), which measured ~25% more passages/s on two cores (less
     synchronisation inside each small matrix product). A query that arrives while another is
     being embedded runs single-threaded too: the cores are busy anyway, and one thread costs
@@ -128,11 +129,12 @@ class OnnxEmbedder:
         self._pool = ThreadPoolExecutor(
             self._streams, thread_name_prefix="naturali-passages", initializer=_lower_priority
         )
-        self._queries = 0  # queries being embedded now
-        self._queries_lock = threading.Lock()
-        # (alone, while another query is being embedded): the exact model's, and the query
-        # model's once it has loaded
-        self._query_sessions = (self._session, self._bulk)
+        self._callers = 0  # queries and urgent passages being embedded on callers' threads now
+        self._callers_lock = threading.Lock()
+        # (alone, beside another caller's embedding): the exact model's, and for queries the
+        # query model's once it has loaded
+        self._exact_sessions = (self._session, self._bulk)
+        self._query_sessions = self._exact_sessions
         self.query_model_loaded = threading.Event()
         if int8_queries:
             threading.Thread(
@@ -163,37 +165,49 @@ class OnnxEmbedder:
     def count_tokens(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
+    def embed(self, texts: Sequence[str], *, urgent: bool = False) -> Vectors:
         """Passages, in batches on the passage threads (lower priority, one core each); a
-        few texts are split across the threads so an upload on an idle machine uses both."""
+        few texts are split across the threads so an upload on an idle machine uses both.
+        ``urgent`` ones run on the caller's thread instead, as a query does: they would
+        otherwise wait behind an upload's batches, at the uploads' priority."""
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
         # Sorting by length keeps similar lengths in one batch, so little is spent on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        size = min(self._batch_size, math.ceil(len(order) / self._streams))
+        streams = 1 if urgent else self._streams
+        size = min(self._batch_size, math.ceil(len(order) / streams))
         batches = [order[s : s + size] for s in range(0, len(order), size)]
 
         def run(batch: list[int]) -> Vectors:
             return self._embed_batch([texts[i] for i in batch], self._bulk)
 
-        for batch, vectors in zip(batches, self._pool.map(run, batches), strict=True):
+        def now(batch: list[int]) -> Vectors:
+            return self._on_this_thread([texts[i] for i in batch], self._exact_sessions)
+
+        for batch, vectors in zip(
+            batches, map(now, batches) if urgent else self._pool.map(run, batches), strict=True
+        ):
             out[batch] = vectors
         return out
 
     def embed_query(self, text: str) -> Vectors:
-        """On ``threads`` threads if no other query is being embedded now, else on one (the
-        cores are busy anyway)."""
-        with self._queries_lock:
-            self._queries += 1
-            alone = self._queries == 1
+        vector: Vectors = self._on_this_thread([text], self._query_sessions)[0]
+        return vector
+
+    def _on_this_thread(
+        self, texts: list[str], sessions: tuple[ort.InferenceSession, ort.InferenceSession]
+    ) -> Vectors:
+        """On ``threads`` threads if nothing else is embedded on a caller's thread now, else
+        on one (the cores are busy anyway)."""
+        with self._callers_lock:
+            self._callers += 1
+            alone = self._callers == 1
         try:
-            sessions = self._query_sessions
-            vector: Vectors = self._embed_batch([text], sessions[0] if alone else sessions[1])[0]
-            return vector
+            return self._embed_batch(texts, sessions[0] if alone else sessions[1])
         finally:
-            with self._queries_lock:
-                self._queries -= 1
+            with self._callers_lock:
+                self._callers -= 1
 
     def _embed_batch(self, texts: list[str], session: ort.InferenceSession) -> Vectors:
         encodings: list[Encoding] = self._tokenizer.encode_batch(texts)

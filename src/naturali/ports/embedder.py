@@ -15,8 +15,11 @@ class Embedder(Protocol):
     model_id: str
     dimension: int
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """Return one unit-length row per text (shape ``len(texts) × dimension``)."""
+    def embed(self, texts: Sequence[str], *, urgent: bool = False) -> Vectors:
+        """Return one unit-length row per text (shape ``len(texts) × dimension``).
+
+        ``urgent``: a search or a write's answer is waiting on these few texts, so they are
+        embedded now, at the searches' priority, not queued behind bulk passages."""
         ...
 
     def embed_query(self, text: str) -> Vectors:

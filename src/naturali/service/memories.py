@@ -35,6 +35,8 @@ from naturali.service.stores import StoreRegistry, StoreView
 from naturali.vault.record import Record, content_hash, parse
 
 MAX_NAME_CHARS = 200
+# Seconds of embedding per turn of the background indexer (see Memories.index_written).
+INDEXER_SLICE = 0.25
 
 
 @dataclass(frozen=True)
@@ -304,10 +306,11 @@ class Memories:
         return ReconcileReport(indexed, removed, len(active) - indexed, invalid)
 
     def index_written(self, project_id: str, store_id: str) -> None:
-        """After a write through the service (from the background indexer)."""
+        """After a write through the service (from the background indexer). In slices: a
+        search of the store waits on the reconcile lock for one slice, not the whole backlog."""
         store = self._storage.get_memory_store(project_id, store_id)
-        if store is not None:
-            self.reconcile(store)
+        while store is not None and self.reconcile(store, budget=INDEXER_SLICE).indexed:
+            pass
 
     def _indexed(self, store: MemoryStore, written: ReceiptRecord) -> Memory:
         """The memory a write just made, indexed now unless the background indexer did."""
@@ -341,7 +344,10 @@ class Memories:
         )
         embedder = self._embedder()
         drafts = chunk_pages([Page(None, record.body, 0)], embedder.count_tokens)
-        vectors = embedder.embed([d.text for d in drafts]) if drafts else np.zeros((0, 1))
+        # Urgent: this runs under the store's reconcile lock, which searches of the store wait
+        # on, so at their priority and not queued behind an upload's passages.
+        texts = [d.text for d in drafts]
+        vectors = embedder.embed(texts, urgent=True) if drafts else np.zeros((0, 1))
         chunks = [
             EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
             for d, v in zip(drafts, vectors, strict=True)
