@@ -19,6 +19,7 @@ from naturali.embed.onnx import ModelIntegrityError, OnnxEmbedder
 from naturali.embed.query_model import query_model
 
 FIXTURE = Path(__file__).parent / "fixtures" / "reference_vectors.json"
+Seen = tuple[str, int]  # a thread's name and nice value
 
 
 def test_matches_sentence_transformers_reference(embedder: OnnxEmbedder) -> None:
@@ -43,13 +44,9 @@ def test_batching_and_padding_do_not_change_vectors(embedder: OnnxEmbedder) -> N
     assert np.allclose(together, alone, atol=1e-4)
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
-def test_passages_are_embedded_at_lower_cpu_priority_than_queries(
-    embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An upload must leave the cores to searches: its passages run on the passage threads,
-    niced by PASSAGE_NICE, while a query runs on its caller's thread at the caller's."""
-    seen: list[tuple[str, int]] = []
+def _priorities_seen(embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> list[Seen]:
+    """From now on, each batch the embedder runs: its thread's name and nice value."""
+    seen: list[Seen] = []
     embed_batch = embedder._embed_batch
 
     def recording(texts: list[str], session: object) -> onnx.Vectors:
@@ -58,17 +55,32 @@ def test_passages_are_embedded_at_lower_cpu_priority_than_queries(
         return embed_batch(texts, session)  # type: ignore[arg-type]
 
     monkeypatch.setattr(embedder, "_embed_batch", recording)
-    caller = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    return seen
+
+
+def _this_thread() -> Seen:
+    return threading.current_thread().name, os.getpriority(
+        os.PRIO_PROCESS, threading.get_native_id()
+    )
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
+def test_passages_are_embedded_at_lower_cpu_priority_than_queries(
+    embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upload must leave the cores to searches: its passages run on the passage threads,
+    niced by PASSAGE_NICE, while a query runs on its caller's thread at the caller's."""
+    seen = _priorities_seen(embedder, monkeypatch)
     vectors = embedder.embed(["refunds take five days", "escalate to the on-call engineer"])
     passages, seen[:] = list(seen), []
     embedder.embed_query("how long do refunds take")
 
     assert vectors.shape == (2, 384)
     assert len(passages) == 2  # two texts: one on each passage thread
-    expected = min(19, caller + onnx.PASSAGE_NICE)
+    expected = min(19, _this_thread()[1] + onnx.PASSAGE_NICE)
     assert all(name.startswith("naturali-passages") for name, _ in passages)
     assert {nice for _, nice in passages} == {expected}
-    assert seen == [(threading.current_thread().name, caller)]
+    assert seen == [_this_thread()]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
@@ -79,19 +91,10 @@ def test_urgent_passages_are_embedded_on_the_callers_thread_at_its_priority(
     queue behind an upload's batches at the uploads' priority, and must be the same vectors."""
     texts = ["refunds take five days", "escalate to the on-call engineer", "a third passage"]
     queued = embedder.embed(texts)
-    seen: list[tuple[str, int]] = []
-    embed_batch = embedder._embed_batch
-
-    def recording(batch: list[str], session: object) -> onnx.Vectors:
-        thread = threading.current_thread().name
-        seen.append((thread, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
-        return embed_batch(batch, session)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(embedder, "_embed_batch", recording)
-    caller = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = _priorities_seen(embedder, monkeypatch)
     urgent = embedder.embed(texts, urgent=True)
 
-    assert seen == [(threading.current_thread().name, caller)]  # one batch, on this thread
+    assert seen == [_this_thread()]  # one batch, on this thread, at its priority
     assert np.allclose(urgent, queued, atol=1e-4)
 
 
