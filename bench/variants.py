@@ -47,6 +47,14 @@ class BM25:
             for t, p in postings.items()
         }
 
+    def idf(self, term: str) -> float:
+        n = self.postings[term][0].size
+        return math.log(1 + (self.n - n + 0.5) / (n + 0.5))
+
+    def bound(self, query: list[str]) -> float:
+        """The score no chunk reaches: each term's idf × (k1 + 1), its saturation limit."""
+        return sum(self.idf(t) * (self.k1 + 1) for t in query if t in self.postings)
+
     def score(self, query: list[str]) -> Scores:
         out = np.zeros(self.n, np.float32)
         avgdl = float(self.lengths.mean())
@@ -54,7 +62,7 @@ class BM25:
             if term not in self.postings:
                 continue
             rows, tfs = self.postings[term]
-            idf = math.log(1 + (self.n - rows.size + 0.5) / (rows.size + 0.5))
+            idf = self.idf(term)
             norm = self.k1 * (1 - self.b + self.b * self.lengths[rows] / avgdl)
             out[rows] += idf * tfs * (self.k1 + 1) / (tfs + norm)
         return out
@@ -133,6 +141,11 @@ def variants(c: Collection) -> dict[str, dict[str, Callable[[str], Scores]]]:
         return lambda q: matrix @ c.query_vector[q]
 
     plain, shipped = BM25(c.tokens), BM25(titled, 0.9, 0.4)
+
+    def l_bound(q: str) -> float:
+        """The most BM25 the shipped leg could give this query: every term saturated."""
+        return shipped.bound(query_terms(c.query_text[q])) or 1.0
+
     document = BM25(whole)
     cos = vector(c.vectors)
     lex = lexical(shipped)
@@ -162,6 +175,9 @@ def variants(c: Collection) -> dict[str, dict[str, Callable[[str], Scores]]]:
             elif norm == "tm2c2":  # theoretical minimum (cosine −1, BM25 0), observed maximum
                 x, y = vs[cand], ls[cand]
                 out[cand] = alpha * (x + 1) / (x.max() + 1) + (1 - alpha) * y / max(y.max(), 1e-9)
+            elif norm == "bounded":  # raw cosine; BM25 over the query's most possible score
+                bound = l_bound(q)
+                out[cand] = alpha * vs[cand] + (1 - alpha) * ls[cand] / bound
             elif norm == "z":
                 x, y = vs[cand], ls[cand]
                 out[cand] = alpha * (x - x.mean()) / (x.std() + 1e-9) + (1 - alpha) * (
@@ -260,6 +276,10 @@ def variants(c: Collection) -> dict[str, dict[str, Callable[[str], Scores]]]:
         )
     for alpha in (0.5, 0.6, 0.7):
         fused[f"convex combination, z-scores, {alpha}"] = blend(cos, lex, alpha, norm="z")
+    for alpha in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55):
+        fused[f"convex combination, cosine and BM25 over its bound, {alpha}"] = blend(
+            cos, lex, alpha, norm="bounded"
+        )
     fused["min-max blend 0.5 (shipped)"] = blend(cos, lex)
     return table
 
