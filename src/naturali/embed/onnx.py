@@ -100,8 +100,8 @@ class OnnxEmbedder:
     on its caller's thread, on one session with ``threads`` intra-op threads, for latency;
     other passages run in batches side by side on ``threads`` single-threaded
     streams (the passage threads), which measured ~25% more passages/s on two cores (less
-    synchronisation inside each small matrix product). A query that arrives while another is
-    being embedded runs single-threaded too: the cores are busy anyway, and one thread costs
+    synchronisation inside each small matrix product). A caller's embedding that starts while
+    another caller's runs is single-threaded too: the cores are busy anyway, and one thread costs
     ~10-25% less CPU per query, which is throughput. Search queries use the int8 query
     model's two sessions the same way (the exact model's until it has loaded).
     """

@@ -344,8 +344,8 @@ class Memories:
         )
         embedder = self._embedder()
         drafts = chunk_pages([Page(None, record.body, 0)], embedder.count_tokens)
-        # Urgent: this runs under the store's reconcile lock, which searches of the store wait
-        # on, so at their priority and not queued behind an upload's passages.
+        # Urgent: a write's answer waits on this, or searches of the store do (it runs under
+        # their reconcile lock), so at their priority and not queued behind an upload's.
         texts = [d.text for d in drafts]
         vectors = embedder.embed(texts, urgent=True) if drafts else np.zeros((0, 1))
         chunks = [
