@@ -45,6 +45,13 @@ from naturali.storage.postgres.writes import (
     update_document,
 )
 
+# Whether a project's chunks changed since the cursors: the newest seq of each table, read
+# from the end of its (project_id, seq) primary key. (EXISTS over ``seq > cursor`` took
+# PostgreSQL ~19 ms at 108k chunks: it chose a sequential scan.)
+ANY_CHUNK_CHANGE = (
+    "SELECT COALESCE((SELECT MAX(seq) FROM chunks WHERE project_id = %s), 0) > %s "
+    "OR COALESCE((SELECT MAX(seq) FROM chunk_removals WHERE project_id = %s), 0) > %s AS changed"
+)
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
            v.chunk_count, v.page_count, v.warnings
@@ -341,6 +348,10 @@ class PostgresStorage:
     def chunk_changes(
         self, project_id: str, chunk_cursor: int, removal_cursor: int
     ) -> ChunkChanges:
+        # Most searches find nothing new: one statement (one round trip) answers that.
+        row = self.db.one(ANY_CHUNK_CHANGE, project_id, chunk_cursor, project_id, removal_cursor)
+        if row is not None and not row["changed"]:
+            return ChunkChanges([], [], chunk_cursor, removal_cursor)
         # One snapshot, so additions and removals describe the same moment.
         with self.db.connection() as conn, conn.transaction():
             conn.execute(b"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
