@@ -26,12 +26,12 @@ from naturali.ports.storage import (
     EmbeddedChunk,
     LastOwner,
     NameTaken,
-    VersionConflict,
     memory_owner,
 )
 from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.migrations import migrate
+from naturali.storage.sqlite.writes import insert_document, update_document
 
 _MAX_VARS = 900  # stay under SQLite's bound-parameter limit
 # Whether a project's chunks changed since the cursors: the newest seq of each table, read
@@ -218,9 +218,9 @@ class SqliteStorage:
         with self.db.write() as conn:
             try:
                 if create:
-                    _insert_document(conn, d)
+                    insert_document(conn, d)
                 else:
-                    _update_document(conn, d)
+                    update_document(conn, d)
             except sqlite3.IntegrityError as exc:
                 raise DocumentPathTaken(d.path) from exc
             conn.execute(
@@ -465,42 +465,3 @@ class SqliteStorage:
             )
             out.extend(mapping.chunk(r) for r in self._all(sql, source_type, *batch))
         return out
-
-
-def _insert_document(conn: sqlite3.Connection, d: Document) -> None:
-    conn.execute(
-        "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            d.id,
-            d.project_id,
-            d.path,
-            d.title,
-            json.dumps(d.metadata),
-            json.dumps(d.tags),
-            d.version,
-            d.created_at,
-            d.updated_at,
-        ),
-    )
-
-
-def _update_document(conn: sqlite3.Connection, d: Document) -> None:
-    """Fenced by the version the new one was built on: a concurrent writer that got there
-    first makes this a conflict, not a lost update. The old version's chunks go."""
-    updated = conn.execute(
-        "UPDATE documents SET path = ?, title = ?, metadata = ?, tags = ?, "
-        "version = ?, updated_at = ? WHERE id = ? AND version = ?",
-        (
-            d.path,
-            d.title,
-            json.dumps(d.metadata),
-            json.dumps(d.tags),
-            d.version,
-            d.updated_at,
-            d.id,
-            d.version - 1,
-        ),
-    ).rowcount
-    if updated != 1:
-        raise VersionConflict(d.id)
-    conn.execute("DELETE FROM chunks WHERE source_type = 'document' AND owner_id = ?", (d.id,))
