@@ -12,8 +12,10 @@ Searches draw their text from SciFact's 1,109 queries, so most texts come back s
 in a run (as an agent's questions do) and the server's query vector cache answers those
 without running the model; --distinct-queries numbers every text, so each one is embedded.
 
-With --database-url the servers share that PostgreSQL database and one data dir (each its
-own cache dir); with --servers N the clients are spread over N servers, round robin.
+With --database-url the servers share a new database on that PostgreSQL server, made for the
+run and dropped after it (the load bootstraps its own owner, which only an empty database
+accepts), and one data dir (each its own cache dir); with --servers N the clients are spread
+over N servers, round robin.
 
 Each server's output goes to bench/results/load-server-N.log (the last run's). A request that
 gets no answer (a reset connection, a timeout) is counted and printed, and its client goes on.
@@ -30,7 +32,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -119,15 +124,16 @@ def main() -> None:
     docs = [d for _, d in zip(range(args.documents + 200), corpus(scifact), strict=False)]
     texts = list(queries(scifact).values())
     token = "nk_load_" + secrets.token_urlsafe(32)
-    with tempfile.TemporaryDirectory() as work:
+    database = fresh_database(args.database_url) if args.database_url else nullcontext(None)
+    with tempfile.TemporaryDirectory() as work, database as database_url:
         servers: list[tuple[subprocess.Popen[bytes], int]] = []
         LOGS.mkdir(exist_ok=True)
         try:
             for i in range(args.servers):  # one after the other: the first bootstraps
                 port = free_port()
                 extra = {"NATURALI_CACHE_DIR": str(Path(work) / f"cache-{i}")}
-                if args.database_url:
-                    extra["NATURALI_DATABASE_URL"] = args.database_url
+                if database_url:
+                    extra["NATURALI_DATABASE_URL"] = database_url
                 data = Path(work) / "data"
                 log = LOGS / f"load-server-{i}.log"
                 servers.append((start_server(args.src, data, port, token, extra, log), port))
@@ -140,6 +146,21 @@ def main() -> None:
                 except subprocess.TimeoutExpired:  # requests still in flight (a PDF worker)
                     server.kill()
                     server.wait()
+
+
+@contextmanager
+def fresh_database(url: str) -> Iterator[str]:
+    """The URL of a new, empty database on the server ``url`` names; dropped afterwards."""
+    import psycopg  # the postgres extra: only a run against PostgreSQL needs it
+
+    name = "naturali_load_" + secrets.token_hex(4)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}".encode())
+    try:
+        yield urlsplit(url)._replace(path="/" + name).geturl()
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
 
 
 def run(
