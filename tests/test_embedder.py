@@ -50,8 +50,7 @@ def _priorities_seen(embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) ->
     embed_batch = embedder._embed_batch
 
     def recording(texts: list[str], session: object) -> onnx.Vectors:
-        thread = threading.current_thread().name
-        seen.append((thread, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        seen.append(_this_thread())
         return embed_batch(texts, session)  # type: ignore[arg-type]
 
     monkeypatch.setattr(embedder, "_embed_batch", recording)
@@ -59,6 +58,7 @@ def _priorities_seen(embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def _this_thread() -> Seen:
+    """The calling thread's name and nice value (on Linux a thread's own)."""
     return threading.current_thread().name, os.getpriority(
         os.PRIO_PROCESS, threading.get_native_id()
     )

@@ -35,8 +35,7 @@ from naturali.storage.sqlite.writes import insert_document, update_document
 
 _MAX_VARS = 900  # stay under SQLite's bound-parameter limit
 # Whether a project's chunks changed since the cursors: the newest seq of each table, read
-# from the end of its (project_id, seq) primary key. (EXISTS over ``seq > cursor`` took
-# PostgreSQL ~19 ms at 108k chunks: it chose a sequential scan.)
+# from the end of its (project_id, seq) index (the PostgreSQL adapter's check, in SQLite).
 ANY_CHUNK_CHANGE = (
     "SELECT COALESCE((SELECT MAX(seq) FROM chunks WHERE project_id = ?), 0) > ? "
     "OR COALESCE((SELECT MAX(seq) FROM chunk_removals WHERE project_id = ?), 0) > ?"
