@@ -75,7 +75,7 @@ def main() -> None:
     runs: dict[str, list[tuple[float, float]]] = {}
     variants: dict[str, dict[str, Any]] = {
         "lexical (BM25, stemmed)": {"ranking": Ranking(signals="lexical")},
-        "vector (MiniLM cosine)": {"ranking": Ranking(signals="vector")},
+        "vector (cosine)": {"ranking": Ranking(signals="vector")},
         "hybrid, RRF (baseline)": {"ranking": Ranking(fusion="rrf")},
         "hybrid, naturali": {"ranking": Ranking()},
     }

@@ -99,6 +99,7 @@ class Collection:
         self.ordinals = [c.ordinal for c in chunks]
         self.vectors = np.stack([np.frombuffer(c.vector, np.float32) for c in chunks])
         embedder = naturali.embedder()
+        self.vector_weight = embedder.vector_weight  # the product's blend for this model
         texts = queries(DATA / "scifact")
         self.splits = {s: qrels(DATA / "scifact", s) for s in ("train", "test")}
         self.query_ids = sorted({q for split in self.splits.values() for q in split})
@@ -266,8 +267,9 @@ def variants(c: Collection) -> dict[str, dict[str, Callable[[str], Scores]]]:
     fused["RRF over the legs before (baseline)"] = blend(cos, lexical(plain), norm="rrf")
     fused["min-max blend 0.5 over the legs before"] = blend(cos, lexical(plain))
     fused["RRF over the shipped legs"] = blend(cos, lex, norm="rrf")
-    for alpha in (0.4, 0.45, 0.55, 0.6, 0.7):
-        fused[f"min-max blend {alpha}"] = blend(cos, lex, alpha)
+    for alpha in (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85):
+        if alpha != c.vector_weight:
+            fused[f"min-max blend {alpha}"] = blend(cos, lex, alpha)
     for pool in (50, 200, 400):
         fused[f"min-max blend 0.5, {pool} candidates a leg"] = blend(cos, lex, pool=pool)
     for alpha in (0.5, 0.6, 0.7, 0.8):
@@ -280,7 +282,7 @@ def variants(c: Collection) -> dict[str, dict[str, Callable[[str], Scores]]]:
         fused[f"convex combination, cosine and BM25 over its bound, {alpha}"] = blend(
             cos, lex, alpha, norm="bounded"
         )
-    fused["min-max blend 0.5 (shipped)"] = blend(cos, lex)
+    fused[f"min-max blend {c.vector_weight} (shipped)"] = blend(cos, lex, c.vector_weight)
     return table
 
 

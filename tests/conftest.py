@@ -26,7 +26,7 @@ from postgres import PostgresServer
 @pytest.fixture(scope="session")
 def embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
     embedder = OnnxEmbedder(threads=2, cache_dir=tmp_path_factory.mktemp("models"))
-    assert embedder.query_model_loaded.wait(120)  # every test's queries: the int8 model
+    assert embedder.query_model_loaded.wait(120)  # the default model's queries: no build
     return embedder
 
 

@@ -25,15 +25,18 @@ class Settings:
     max_upload_bytes: int = 50 * MiB
     max_json_bytes: int = 1 * MiB  # every JSON request body (uploads go by max_upload_bytes)
     bootstrap_token: str | None = None
-    # Embedder: "onnx" (bundled all-MiniLM-L6-v2) or "http" (OpenAI-compatible /embeddings).
+    # Embedder: "onnx" (a shipped model, run here) or "http" (OpenAI-compatible /embeddings).
+    # embedder_model names the model: for "onnx" bge-small-en-v1.5 (None: that default) or
+    # all-MiniLM-L6-v2; for "http" the endpoint's model (required).
     embedder: str = "onnx"
     embedder_threads: int = 2
     embedder_batch_size: int = 8  # measured best on 2 cores (bench/ingest.py)
     embedder_url: str | None = None
     embedder_model: str | None = None
     embedder_api_key: str | None = None
-    # Search queries through the int8 query model (built once into <cache_dir>/models): ~2x
-    # less CPU per query; passages are always embedded by the exact model.
+    # MiniLM's search queries through its int8 query model (built once into
+    # <cache_dir>/models): ~2x less CPU per query; passages are always embedded by the exact
+    # model. bge-small's products are int8 already, so this changes nothing for it.
     embedder_int8_queries: bool = True
     # Vault writes: commit each mutation to the vault's own Git repository.
     vault_git: bool = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from naturali.embed.http import HttpEmbedder
+from naturali.embed.models import DEFAULT_MODEL
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.ports.embedder import Embedder
 from naturali.settings import Settings
@@ -14,6 +15,7 @@ def build_embedder(settings: Settings) -> Embedder:
         return OnnxEmbedder(
             threads=settings.embedder_threads,
             batch_size=settings.embedder_batch_size,
+            model=settings.embedder_model or DEFAULT_MODEL,
             int8_queries=settings.embedder_int8_queries,
             cache_dir=settings.local_cache_dir / "models",
         )

@@ -19,6 +19,7 @@ class HttpEmbedder:
         self._model = model
         self._batch_size = batch_size
         self.model_id = f"http:{model}"
+        self.vector_weight = 0.5  # a model not measured here: both legs weigh the same
         self.dimension = len(self._request(["dimension probe"])[0])
 
     def count_tokens(self, text: str) -> int:

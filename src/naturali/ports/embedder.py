@@ -14,6 +14,9 @@ Vectors = npt.NDArray[np.float32]
 class Embedder(Protocol):
     model_id: str
     dimension: int
+    # The fused ranking's share for the vector leg: how far this model's cosines are trusted
+    # against BM25 (``fusion.blend``).
+    vector_weight: float
 
     def embed(self, texts: Sequence[str], *, urgent: bool = False) -> Vectors:
         """Return one unit-length row per text (shape ``len(texts) × dimension``).

@@ -1,10 +1,11 @@
 """Fusing the vector and lexical legs.
 
 Both legs are scored for every candidate (the union of each leg's top candidates), each
-normalised by min–max over that union, and blended ``ALPHA·vector + (1−ALPHA)·lexical``.
+normalised by min–max over that union, and blended ``α·vector + (1−α)·lexical``.
 Unlike reciprocal rank fusion, this keeps how far apart candidates are in each leg, which
-measured better on SciFact (see README, "Evaluation"); ALPHA is fixed a priori at 0.5, not
-tuned on the test queries. ``rrf`` is kept for comparison in ``bench/beir.py``.
+measured better on SciFact (see README, "Evaluation"). α is the embedding model's
+``vector_weight``, chosen on SciFact's train queries, never on its test queries; ALPHA, equal
+weights, is for a model not measured. ``rrf`` is kept for comparison in ``bench/beir.py``.
 """
 
 from __future__ import annotations

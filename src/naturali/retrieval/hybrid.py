@@ -24,6 +24,7 @@ class Ranking:
 
     signals: Signals = "hybrid"
     fusion: Literal["blend", "rrf"] = "blend"
+    vector_weight: float | None = None  # the blend's; None: the embedder's (the service's)
 
 
 PRODUCT = Ranking()
@@ -117,7 +118,8 @@ def _fused(
     if ranking.fusion == "rrf":
         return fusion.rrf(_ranks(candidates, legs.vector), _ranks(candidates, legs.lexical))
     vector_ok = None if min_similarity is None else similarity >= min_similarity
-    return fusion.blend(similarity, legs.bm25[candidates], vector_ok=vector_ok)
+    alpha = fusion.ALPHA if ranking.vector_weight is None else ranking.vector_weight
+    return fusion.blend(similarity, legs.bm25[candidates], alpha, vector_ok)
 
 
 def _positions(ranked: npt.NDArray[np.int64]) -> dict[int, int]:

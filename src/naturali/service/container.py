@@ -83,6 +83,7 @@ class Services:
             QueryVectors(self.embedder, settings.query_vector_cache_entries),
             self.indexes,
             self.memories,
+            lambda: self.embedder().vector_weight,
             settings.reconcile_budget_seconds,
         )
 

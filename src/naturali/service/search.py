@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -85,8 +86,10 @@ class Search:
         query_vectors: QueryVectors,
         indexes: IndexRegistry,
         memories: Memories,
+        vector_weight: Callable[[], float],
         reconcile_budget: float = 2.0,
     ) -> None:
+        self._vector_weight = vector_weight
         self._reconcile_budget = reconcile_budget
         self._query_vectors = query_vectors
         self._storage = storage
@@ -103,6 +106,8 @@ class Search:
     ) -> list[KnowledgeResult]:
         """The passages that answer ``request``, best first (docs/spec/search-api.md)."""
         self._auth.require(user, project_id, "read")
+        if ranking.vector_weight is None:
+            ranking = replace(ranking, vector_weight=self._vector_weight())
         taking_part = participation(request)
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
         if taking_part.memories:
