@@ -8,12 +8,13 @@ copies exercise the same index, filters and legs.
 
 Then 200 SciFact queries run warm (limit 10) through the service call and through real HTTP
 (a ``naturali serve`` process on the same store, on loopback), and the bare parts run on the
-same data: query embedding (by the exact model, and by the int8 query model naturali uses
-for queries — two bare sums, two ratios), numpy exact cosine over the whole matrix with a top-100
-selection, and a bm25s query — interleaved, query
-by query, so the machine's drift falls on all of them alike. The vector leg's top 100 is
-checked against numpy's float32 top 100 for every query (recall 1.0 expected: the int8 scan
-rescores in float32 within a proven error margin, retrieval/vectors.py).
+same data: query embedding (the query embedded as a passage is, and as a search embeds it —
+with MiniLM the exact model and its int8 query model, with bge-small the one model without and
+with its query instruction; two bare sums, two ratios), numpy exact cosine over the whole
+matrix with a top-100 selection, and a bm25s query — interleaved, query by query, so the
+machine's drift falls on all of them alike. The vector leg's top 100 is checked against
+numpy's float32 top 100 for every query (recall 1.0 expected: the int8 scan rescores in
+float32 within a proven error margin, retrieval/vectors.py).
 
     python bench/search_latency.py [--data-dir DIR] [--chunks 100000] [--queries 200]
         [--database-url postgresql://…]
@@ -211,10 +212,10 @@ def main() -> None:
         extra["pgvector exact scan, top-100"] = _pgvector(args.database_url, project_id, vectors)
     rows = interleaved(
         {
-            "query embedding (exact model)": lambda i: embedder.embed([texts[i]]),
+            "query embedding (as a passage)": lambda i: embedder.embed([texts[i]]),
             "numpy exact cosine + top-100": cosine,
             "bm25s query (k=100)": lambda i: bm25(texts[i]),
-            "query embedding (query model)": lambda i: embedder.embed_query(texts[i]),
+            "query embedding (as a search)": lambda i: embedder.embed_query(texts[i]),
             "naturali service call": lambda i: service_call(texts[i]),
             "naturali HTTP call": lambda i: http_call(texts[i]),
         },
@@ -226,9 +227,10 @@ def main() -> None:
     for name, values in rows.items():
         print(f"{name:32} {median(values):7.2f} {percentile(values, 95):7.2f}")
     scans = median(rows["numpy exact cosine + top-100"]) + median(rows["bm25s query (k=100)"])
-    for model in ("exact model", "query model"):
-        bare = median(rows[f"query embedding ({model})"]) + scans
-        print(f"\nbare sum (embedding by the {model} + cosine + bm25s) p50 {bare:.2f} ms")
+    print(f"\nembedding model: {embedder.model_id}")
+    for way in ("as a passage", "as a search"):
+        bare = median(rows[f"query embedding ({way})"]) + scans
+        print(f"\nbare sum (query embedding {way} + cosine + bm25s) p50 {bare:.2f} ms")
         print(f"  service p50 / bare sum  {median(rows['naturali service call']) / bare:.2f}")
         print(f"  HTTP p50 / bare sum     {median(rows['naturali HTTP call']) / bare:.2f}")
     server.terminate()

@@ -55,6 +55,25 @@ def test_the_int8_scan_returns_the_float32_top_k(rows: int, share: float) -> Non
             assert np.allclose(found.cosines, _float32_top(matrix, mask, query, k), atol=1e-6)
 
 
+def test_rows_whose_cosines_lie_close_together_are_rescored_in_a_narrow_window() -> None:
+    """Cosines as bge-small's lie (the 100th best 0.85, the median 0.77): the rows rescored
+    are those within one margin of the least cosine among the int8 top k, not two margins of
+    its k-th int8 score, which would take several times as many."""
+    rng = np.random.default_rng(3)
+    centre = rng.standard_normal(64)
+    matrix = _unit(centre + 0.6 * rng.standard_normal((20_000, 64)))
+    vectors = Vectors(64)
+    vectors.grow(20_000, 0)
+    vectors.put(0, matrix)
+    query = _unit((centre + 0.6 * rng.standard_normal(64))[None])[0]
+    mask = np.ones(20_000, bool)
+    rows, cosines = vectors._rescored(query, mask, 100)
+    scores = np.sort(matrix @ query)[::-1]
+    assert set(np.argsort(-(matrix @ query))[:100]) <= set(rows.tolist())  # exact
+    kth_int8_window = int(np.count_nonzero(scores >= scores[99] - 2 * 2 * vectors.error))
+    assert rows.size < 1500 and rows.size * 3 < kth_int8_window
+
+
 def test_clipped_rows_widen_the_margin_but_stay_exact() -> None:
     vectors = Vectors(4)
     vectors.grow(4, 0)
