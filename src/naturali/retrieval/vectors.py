@@ -98,10 +98,9 @@ class Vectors:
     def cosines(self, rows: Rows, query: Matrix) -> npt.NDArray[np.float32]:
         """Float32 cosines of ``rows`` (vectors are unit length).
 
-        A few hundred rows (a search's candidates) go through einsum on this thread, not
-        BLAS: OpenBLAS splits even those across its threads, which then spin for a while
-        after, on the core the next query's embedding needs (a search measured 23.6 → 18.0
-        ms p50 at 108k chunks with one BLAS thread)."""
+        A search's candidates (a few hundred to a few thousand rows) go through einsum on
+        this thread, not BLAS: OpenBLAS splits even those across its threads, which then
+        spin for a while after the call, on the core the next query's embedding needs."""
         matrix = self.exact[rows]
         if rows.size <= _BLAS_ROWS:
             small: npt.NDArray[np.float32] = np.einsum("ij,j->i", matrix, query)

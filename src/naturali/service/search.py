@@ -106,7 +106,7 @@ class Search:
     ) -> list[KnowledgeResult]:
         """The passages that answer ``request``, best first (docs/spec/search-api.md)."""
         self._auth.require(user, project_id, "read")
-        if ranking.vector_weight is None:
+        if ranking.vector_weight is None and request.query is not None:  # a fetch: no model
             ranking = replace(ranking, vector_weight=self._vector_weight())
         taking_part = participation(request)
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
