@@ -44,6 +44,12 @@ def document(row: Row) -> Document:
     )
 
 
+def document_fields(d: Document) -> tuple[str, str, str, str]:
+    """The columns a document's version writes, as they are stored (``document`` reads them
+    back): path, title, metadata and tags, the last two as JSON."""
+    return d.path, d.title, json.dumps(d.metadata), json.dumps(d.tags)
+
+
 def chunk(row: Row) -> Chunk:
     return Chunk(
         seq=row["seq"],

@@ -12,6 +12,7 @@ import psycopg
 from naturali.ids import new_id
 from naturali.model import Document, Member, SourceType
 from naturali.ports.storage import EmbeddedChunk, LastOwner, VersionConflict, memory_owner
+from naturali.storage.rows import document_fields
 
 Connection = psycopg.Connection[dict[str, Any]]
 
@@ -47,17 +48,7 @@ def keep_an_owner(conn: Connection, project_id: str) -> None:
 def insert_document(conn: Connection, d: Document) -> None:
     conn.execute(
         b"INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            d.project_id,
-            d.id,
-            d.path,
-            d.title,
-            json.dumps(d.metadata),
-            json.dumps(d.tags),
-            d.version,
-            d.created_at,
-            d.updated_at,
-        ),
+        (d.project_id, d.id, *document_fields(d), d.version, d.created_at, d.updated_at),
     )
 
 
@@ -66,17 +57,7 @@ def update_document(conn: Connection, d: Document) -> None:
     updated = conn.execute(
         b"UPDATE documents SET path = %s, title = %s, metadata = %s, tags = %s, version = %s, "
         b"updated_at = %s WHERE project_id = %s AND id = %s AND version = %s",
-        (
-            d.path,
-            d.title,
-            json.dumps(d.metadata),
-            json.dumps(d.tags),
-            d.version,
-            d.updated_at,
-            d.project_id,
-            d.id,
-            d.version - 1,
-        ),
+        (*document_fields(d), d.version, d.updated_at, d.project_id, d.id, d.version - 1),
     ).rowcount
     if updated != 1:
         raise VersionConflict(d.id)

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 from naturali.model import Document
 from naturali.ports.storage import VersionConflict
+from naturali.storage.rows import document_fields
 
 
 def insert_document(conn: sqlite3.Connection, d: Document) -> None:
     conn.execute(
         "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            d.id,
-            d.project_id,
-            d.path,
-            d.title,
-            json.dumps(d.metadata),
-            json.dumps(d.tags),
-            d.version,
-            d.created_at,
-            d.updated_at,
-        ),
+        (d.id, d.project_id, *document_fields(d), d.version, d.created_at, d.updated_at),
     )
 
 
@@ -32,16 +22,7 @@ def update_document(conn: sqlite3.Connection, d: Document) -> None:
     updated = conn.execute(
         "UPDATE documents SET path = ?, title = ?, metadata = ?, tags = ?, "
         "version = ?, updated_at = ? WHERE id = ? AND version = ?",
-        (
-            d.path,
-            d.title,
-            json.dumps(d.metadata),
-            json.dumps(d.tags),
-            d.version,
-            d.updated_at,
-            d.id,
-            d.version - 1,
-        ),
+        (*document_fields(d), d.version, d.updated_at, d.id, d.version - 1),
     ).rowcount
     if updated != 1:
         raise VersionConflict(d.id)
