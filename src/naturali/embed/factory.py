@@ -19,10 +19,7 @@ def build_embedder(settings: Settings) -> Embedder:
             int8_queries=settings.embedder_int8_queries,
             cache_dir=settings.local_cache_dir / "models",
         )
-    if settings.embedder == "http":
-        if not settings.embedder_url or not settings.embedder_model:
-            raise ValueError("embedder 'http' needs embedder_url and embedder_model")
-        return HttpEmbedder(
-            settings.embedder_url, settings.embedder_model, settings.embedder_api_key
-        )
-    raise ValueError(f"unknown embedder {settings.embedder!r} (expected 'onnx' or 'http')")
+    # "http": Settings refuse any other embedder when they are read.
+    if not settings.embedder_url or not settings.embedder_model:
+        raise ValueError("embedder 'http' needs embedder_url and embedder_model")
+    return HttpEmbedder(settings.embedder_url, settings.embedder_model, settings.embedder_api_key)
