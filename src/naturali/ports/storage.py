@@ -203,7 +203,8 @@ class ChunkStorage(Protocol):
         ...
 
     def get_chunks(self, seqs: Sequence[int]) -> dict[int, Chunk]:
-        """Chunks by their sequence numbers (those that still exist)."""
+        """Chunks by their sequence numbers (those that still exist), without their vectors
+        (``vector`` is empty): their text and provenance, for results."""
         ...
 
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:

@@ -105,10 +105,13 @@ class Search:
         ranking: Ranking = PRODUCT,
     ) -> list[KnowledgeResult]:
         """The passages that answer ``request``, best first (docs/spec/search-api.md)."""
+        taking_part = participation(request)
+        # Embedded from here on, beside the reads that follow (membership, stores, the
+        # index's sync, the lexical leg): on PostgreSQL each read is a round trip.
+        embedding = self._embedding(request.query) if request.query is not None else None
         self._auth.require(user, project_id, "read")
         if ranking.vector_weight is None and request.query is not None:  # a fetch: no model
             ranking = replace(ranking, vector_weight=self._vector_weight())
-        taking_part = participation(request)
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
         if taking_part.memories:
             # One budget for the whole search, however many stores take part.
@@ -117,7 +120,6 @@ class Search:
                 if request.memory_store_ids is None or store.id in request.memory_store_ids:
                     left = max(0.0, deadline - time.monotonic())
                     self._memories.reconcile(store, budget=left)
-        embedding = self._embedding(request.query) if request.query is not None else None
         with self._indexes.synced(project_id) as index:
             mask = index.select(_selection(request, taking_part, stores))
             if embedding is None or request.query is None:

@@ -376,8 +376,10 @@ class PostgresStorage:
         )
 
     def get_chunks(self, seqs: Sequence[int]) -> dict[int, Chunk]:
-        rows = self.db.all("SELECT * FROM chunks WHERE seq = ANY(%s)", list(seqs), binary=True)
-        return {int(r["seq"]): mapping.chunk(r) for r in rows}
+        rows = self.db.all(
+            f"SELECT {mapping.CHUNK_TEXT_COLUMNS} FROM chunks WHERE seq = ANY(%s)", list(seqs)
+        )
+        return {int(r["seq"]): mapping.chunk(r, with_vector=False) for r in rows}
 
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
         rows = self.db.all(

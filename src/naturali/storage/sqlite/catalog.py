@@ -437,9 +437,12 @@ class SqliteStorage:
     def get_chunks(self, seqs: Sequence[int]) -> dict[int, Chunk]:
         out: dict[int, Chunk] = {}
         for batch in _batches(list(seqs)):
-            sql = f"SELECT * FROM chunks WHERE seq IN ({_placeholders(len(batch))})"
+            sql = (
+                f"SELECT {mapping.CHUNK_TEXT_COLUMNS} FROM chunks "
+                f"WHERE seq IN ({_placeholders(len(batch))})"
+            )
             for row in self._all(sql, *batch):
-                out[row["seq"]] = mapping.chunk(row)
+                out[row["seq"]] = mapping.chunk(row, with_vector=False)
         return out
 
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
