@@ -12,6 +12,7 @@ import pytest
 
 from conftest import Api, assert_error
 from naturali.compose import build_services
+from naturali.errors import Unauthenticated
 from naturali.settings import Settings
 
 
@@ -88,6 +89,32 @@ def test_first_start_writes_owner_token_0600(tmp_path: Path) -> None:
     # Tokens are stored hashed: the secret is not in the database file.
     naturali.close()
     assert token.encode() not in (tmp_path / "catalog.sqlite").read_bytes()
+
+
+def test_a_known_token_is_answered_without_a_store_read_and_a_refused_one_is_not_kept(
+    tmp_path: Path,
+) -> None:
+    naturali = build_services(Settings(data_dir=tmp_path))
+    token = naturali.bootstrap()
+    assert token is not None
+    reads: list[str] = []
+    lookup = naturali.storage.user_for_token
+
+    def counted(token_hash: str) -> object:
+        reads.append(token_hash)
+        return lookup(token_hash)
+
+    naturali.storage.user_for_token = counted  # type: ignore[method-assign]
+    owner = naturali.auth.authenticate(token)
+    assert naturali.auth.authenticate(token) == owner and len(reads) == 1
+    # A token refused once is asked for again, so one issued since is accepted.
+    later = naturali.users.new_token(owner.id)
+    for _ in range(2):
+        with pytest.raises(Unauthenticated):
+            naturali.auth.authenticate(later + "x")
+    assert naturali.auth.authenticate(later) == owner
+    assert len(reads) == 4
+    naturali.close()
 
 
 FIXED = "nk_fixed_for_ci_7Qm2Zx9Lp4Rt8Vw3Ky6"
