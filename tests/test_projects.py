@@ -107,7 +107,7 @@ def test_a_known_token_is_answered_without_a_store_read_and_a_refused_one_is_not
     naturali.storage.user_for_token = counted  # type: ignore[method-assign]
     owner = naturali.auth.authenticate(token)
     assert naturali.auth.authenticate(token) == owner and len(reads) == 1
-    # A token refused once is asked for again, so one issued since is accepted.
+    # A refused token is never remembered: the store is asked each time.
     later = naturali.users.new_token(owner.id)
     for _ in range(2):
         with pytest.raises(Unauthenticated):

@@ -52,7 +52,7 @@ def document_fields(d: Document) -> tuple[str, str, str, str]:
 
 # Every chunk column but the vector: what a chunk is read for outside the index (its text and
 # provenance). The vector is 1.5 KiB a row; reading it for a search's ten hits took SQLite
-# ~0.7 ms against ~0.1 without, PostgreSQL ~1.0 against ~0.5 (100k chunks here).
+# 0.4-0.7 ms against ~0.1 without, PostgreSQL ~0.9 against ~0.5 (100k chunks here).
 CHUNK_TEXT_COLUMNS = (
     "seq, id, project_id, source_type, owner_id, version, ordinal, text, start_offset, "
     "end_offset, page, model"
