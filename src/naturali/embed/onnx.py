@@ -97,8 +97,9 @@ def _session(model: Path | bytes, threads: int) -> ort.InferenceSession:
 class OnnxEmbedder:
     """Created once per process; ``embed`` is thread-safe (onnxruntime sessions are).
 
-    Two sessions of the one model: a query (or an urgent passage, one a search waits on) runs
-    on its caller's thread, on one session with ``threads`` intra-op threads, for latency;
+    Two sessions of the one model (one, when the caller's is single-threaded too): a query (or
+    an urgent passage, one a search waits on) runs on its caller's thread, on one session with
+    ``threads`` intra-op threads, for latency;
     other passages run in batches side by side on ``threads`` single-threaded
     streams (the passage threads), which measured ~25% more passages/s on two cores (less
     synchronisation inside each small matrix product). A caller's embedding that starts while
@@ -133,9 +134,12 @@ class OnnxEmbedder:
         self._tokenizer = load_tokenizer()
         # An int8 model's short runs are no faster on two threads here, and cost ~40% more CPU
         # (bge-small, a 20-piece query: 5.2 ms on two, 4.5 on one), so callers use one.
-        self._session = _session(path, 1 if spec.int8_activations else threads)
+        caller_threads = 1 if spec.int8_activations else max(1, threads)
+        self._session = _session(path, caller_threads)
         self._streams = max(1, threads)
-        self._bulk = _session(path, 1) if self._streams > 1 else self._session
+        # The passage threads' session runs on one thread each: the caller's, when it does
+        # already (a second like it would load the model again: ~0.13 s and ~50 MiB here).
+        self._bulk = _session(path, 1) if caller_threads > 1 else self._session
         self._pool = ThreadPoolExecutor(
             self._streams, thread_name_prefix="naturali-passages", initializer=_lower_priority
         )
