@@ -110,33 +110,32 @@ class Vectors:
 
     def nearest(self, query: Matrix, mask: Mask, k: int) -> Nearest:
         """The exact top ``k`` rows of ``mask`` by float32 cosine."""
-        if np.count_nonzero(mask) < _FULL_SCAN_SHARE * mask.size or self.scale == 0.0:
+        subset = int(np.count_nonzero(mask))
+        if subset <= k or subset < _FULL_SCAN_SHARE * mask.size or self.scale == 0.0:
             selected = np.flatnonzero(mask)
             return _best(selected, self.cosines(selected, query), k)
         return _best(*self._rescored(query, mask, k), k)
 
     def _rescored(self, query: Matrix, mask: Mask, k: int) -> tuple[Rows, npt.NDArray[np.float32]]:
-        """The rows that may be in the top ``k`` (see the module docstring), rescored."""
-        n = mask.size
+        """The rows that may be in the top ``k`` (see the module docstring), rescored; the mask
+        holds more than ``k`` rows."""
         query_scale = 127.0 / max(float(np.abs(query).max()), 1e-12)
         query_codes = np.clip(np.rint(query * query_scale), -127, 127).astype(np.int8)
         query_error = float(np.linalg.norm(query - query_codes.astype(np.float32) / query_scale))
-        scores = self._scan(query_codes, n)
-        scores *= 1.0 / (self.scale * query_scale)
-        scores[~mask] = -np.inf
+        scores, first = self._scan(query_codes, mask, k)
         margin = (
             float(np.linalg.norm(query)) * self.error + query_error * (self.norm + self.error)
         ) + _SLACK
-        if k >= np.count_nonzero(mask):
-            candidates = np.flatnonzero(mask)
-            return candidates, self.cosines(candidates, query)
-        first = np.argpartition(-scores, k - 1)[:k]  # all in the mask: it holds more than k
         floor = float(self.cosines(first, query).min()) - margin
-        candidates = np.flatnonzero(scores >= floor)
+        # The scores stay in int8 units: the floor is scaled once instead of every score.
+        candidates = np.flatnonzero(scores >= floor * (self.scale * query_scale))
         return candidates, self.cosines(candidates, query)
 
-    def _scan(self, query_codes: Codes, n: int) -> npt.NDArray[np.float32]:
-        """The int8 dot product of the query with each of the first ``n`` rows."""
+    def _scan(self, query_codes: Codes, mask: Mask, k: int) -> tuple[npt.NDArray[np.float32], Rows]:
+        """The int8 dot product of the query with every row (-inf outside ``mask``), and the
+        ``k`` rows of best product. Each thread takes the best ``k`` of its own blocks while
+        they are in its cache, so only those few are compared afterwards."""
+        n = mask.size
         scores = np.empty(n, np.float32)
         full = min(len(self._packed), n // _BLOCK)
         parts: list[tuple[int, numkong.PackedMatrix | None]] = [
@@ -146,23 +145,37 @@ class Vectors:
             parts.append((full * _BLOCK, None))
         query = query_codes[None]
 
-        def scan(share: list[tuple[int, numkong.PackedMatrix | None]]) -> None:
+        def scan(share: list[tuple[int, numkong.PackedMatrix | None]]) -> list[Rows]:
+            best = []
             for start, packed in share:
+                stop = min(start + _BLOCK, n)
                 if packed is not None:
-                    product = numkong.dots_packed(query, packed)
-                    scores[start : start + _BLOCK] = np.asarray(product)[0]
+                    scores[start:stop] = np.asarray(numkong.dots_packed(query, packed))[0]
                 else:
-                    tail = scores[start:n][None]
+                    tail = scores[start:stop][None]
                     numkong.cdist(
-                        query, self.codes[start:n], metric="dot", out=tail, out_dtype="float32"
+                        query, self.codes[start:stop], metric="dot", out=tail, out_dtype="float32"
                     )
+                block = scores[start:stop]
+                block[~mask[start:stop]] = -np.inf
+                best.append(start + _largest(block, k))
+            return best
 
         shards = [parts[i::_SHARDS] for i in range(min(_SHARDS, len(parts)))]
         others = [_SCAN_POOL.submit(scan, share) for share in shards[1:]]
-        scan(shards[0])
+        best = scan(shards[0])
         for other in others:
-            other.result()
-        return scores
+            best += other.result()
+        pooled = np.concatenate(best)
+        return scores, pooled[_largest(scores[pooled], k)]
+
+
+def _largest(values: npt.NDArray[np.float32], k: int) -> Rows:
+    """Positions of the ``k`` largest ``values`` (all of them when there are no more), in no
+    particular order."""
+    if values.size <= k:
+        return np.arange(values.size, dtype=np.int64)
+    return np.argpartition(values, values.size - k)[values.size - k :].astype(np.int64)
 
 
 def _best(rows: Rows, cosines: npt.NDArray[np.float32], k: int) -> Nearest:
