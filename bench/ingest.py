@@ -55,7 +55,7 @@ def main() -> None:
     with naturali.indexes.synced(project.id) as index:
         seqs = [int(s) for s in index.seqs[: index.n]]
     sample = random.Random(7).sample(seqs, min(args.sample, len(seqs)))
-    texts = [c.text for c in naturali.storage.get_chunks(sample).values()]
+    texts = [c.text for c in naturali.storage.get_chunks(project.id, sample).values()]
     bare_started = time.perf_counter()
     embedder.embed(texts)
     bare = len(texts) / (time.perf_counter() - bare_started)

@@ -182,7 +182,7 @@ def main() -> None:
 
     import bm25s
 
-    corpus_texts = [c.text for c in naturali.storage.get_chunks(seqs).values()]
+    corpus_texts = [c.text for c in naturali.storage.get_chunks(project_id, seqs).values()]
     retriever = bm25s.BM25()
     retriever.index(
         bm25s.tokenize(corpus_texts, stopwords="en", show_progress=False), show_progress=False

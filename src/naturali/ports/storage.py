@@ -202,9 +202,11 @@ class ChunkStorage(Protocol):
         """Chunks added and removed in the project since the cursors (see ``retrieval.index``)."""
         ...
 
-    def get_chunks(self, seqs: Sequence[int]) -> dict[int, Chunk]:
-        """Chunks by their sequence numbers (those that still exist), without their vectors
-        (``vector`` is empty): their text and provenance, for results."""
+    def get_chunks(self, project_id: str, seqs: Sequence[int]) -> dict[int, Chunk]:
+        """A project's chunks by their sequence numbers (those that still exist in it), without
+        their vectors (``vector`` is empty): their text and provenance, for results. The
+        project bounds the lookup: a seq of another project is not found, and a store keyed
+        by (project, seq) reads them by its key."""
         ...
 
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:

@@ -4,6 +4,7 @@ restarted server does not rebuild them from every chunk."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -135,15 +136,16 @@ class IndexRegistry:
         sync that follows reads every chunk)."""
         dimension, model_id = self._dimension(), self._model_id()
         if reuse_snapshot and self._snapshots is not None:
-            loaded = snapshot.load(self._snapshots, project_id, dimension, model_id, self._holds)
+            holds = functools.partial(self._holds, project_id)
+            loaded = snapshot.load(self._snapshots, project_id, dimension, model_id, holds)
             if loaded is not None:
                 self._saved_rows[project_id] = loaded.n
                 return loaded
         self._saved_rows[project_id] = 0
         return ProjectIndex(project_id, dimension, model_id=model_id)
 
-    def _holds(self, seq: int, chunk_id: str) -> bool:
-        chunk = self._storage.get_chunks([seq]).get(seq)
+    def _holds(self, project_id: str, seq: int, chunk_id: str) -> bool:
+        chunk = self._storage.get_chunks(project_id, [seq]).get(seq)
         return chunk is not None and chunk.id == chunk_id
 
     def _worth_saving(self, index: ProjectIndex) -> bool:
@@ -182,7 +184,7 @@ class IndexRegistry:
         if live.size == 0:
             return None
         seq = int(live.max())
-        chunk = self._storage.get_chunks([seq]).get(seq)
+        chunk = self._storage.get_chunks(index.project_id, [seq]).get(seq)
         return (seq, chunk.id) if chunk is not None else None
 
     def close(self) -> None:

@@ -169,7 +169,7 @@ class Search:
         with_similarity: bool,
         explain: bool = False,
     ) -> list[KnowledgeResult]:
-        chunks = self._storage.get_chunks([seq for _, seq, _ in picked])
+        chunks = self._storage.get_chunks(project_id, [seq for _, seq, _ in picked])
         doc_ids = [a.owner_id for _, _, a in picked if a and a.source == SourceType.DOCUMENT]
         documents = self._storage.get_documents(project_id, doc_ids)
         memory_keys = [

@@ -434,14 +434,15 @@ class SqliteStorage:
             removal_cursor=removed_rows[-1]["seq"] if removed_rows else removal_cursor,
         )
 
-    def get_chunks(self, seqs: Sequence[int]) -> dict[int, Chunk]:
+    def get_chunks(self, project_id: str, seqs: Sequence[int]) -> dict[int, Chunk]:
         out: dict[int, Chunk] = {}
         for batch in _batches(list(seqs)):
+            # "+project_id": by rowid (seq), the project checked on the rows found.
             sql = (
                 f"SELECT {mapping.CHUNK_TEXT_COLUMNS} FROM chunks "
-                f"WHERE seq IN ({_placeholders(len(batch))})"
+                f"WHERE seq IN ({_placeholders(len(batch))}) AND +project_id = ?"
             )
-            for row in self._all(sql, *batch):
+            for row in self._all(sql, *batch, project_id):
                 out[row["seq"]] = mapping.chunk(row, with_vector=False)
         return out
 
