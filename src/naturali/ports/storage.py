@@ -37,6 +37,15 @@ class ChunkChanges:
 
 
 @dataclass(frozen=True)
+class NewVector:
+    """A stored chunk's vector made again, by its key (project, seq)."""
+
+    project_id: str
+    seq: int
+    vector: bytes
+
+
+@dataclass(frozen=True)
 class EmbeddedChunk:
     draft: ChunkDraft
     vector: bytes
@@ -213,7 +222,7 @@ class ChunkStorage(Protocol):
         """Chunks whose vectors another model made (oldest first)."""
         ...
 
-    def set_vectors(self, vectors: Sequence[tuple[int, bytes]], model_id: str) -> None:
+    def set_vectors(self, vectors: Sequence[NewVector], model_id: str) -> None:
         """Replace chunks' vectors with ones ``model_id`` made."""
         ...
 

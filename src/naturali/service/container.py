@@ -14,7 +14,7 @@ from pathlib import Path
 
 from naturali.ports.embedder import Embedder
 from naturali.ports.state import StateFactory
-from naturali.ports.storage import Storage
+from naturali.ports.storage import NewVector, Storage
 from naturali.retrieval.registry import IndexRegistry
 from naturali.service.auth import Auth
 from naturali.service.dates import Dates
@@ -104,7 +104,7 @@ class Services:
             vectors = embedder.embed([c.text for c in chunks])
             self.storage.set_vectors(
                 [
-                    (c.seq, v.astype("float32").tobytes())
+                    NewVector(c.project_id, c.seq, v.astype("float32").tobytes())
                     for c, v in zip(chunks, vectors, strict=True)
                 ],
                 embedder.model_id,

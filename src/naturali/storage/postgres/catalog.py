@@ -29,6 +29,7 @@ from naturali.ports.storage import (
     DocumentPathTaken,
     EmbeddedChunk,
     NameTaken,
+    NewVector,
     memory_owner,
 )
 from naturali.storage import rows as mapping
@@ -52,13 +53,14 @@ ANY_CHUNK_CHANGE = (
     "SELECT COALESCE((SELECT MAX(seq) FROM chunks WHERE project_id = %s), 0) > %s "
     "OR COALESCE((SELECT MAX(seq) FROM chunk_removals WHERE project_id = %s), 0) > %s AS changed"
 )
-# By the primary key (project_id, seq): seq alone is no index's first column, and without
+# Both by the primary key (project_id, seq): seq alone is no index's first column, and without
 # the project PostgreSQL 18 could only skip-scan every project's part of the key (16 scans it
 # all), and on a table not yet analysed it read every chunk (~20 ms at 108k chunks, after a
 # bulk load, until autovacuum's ANALYZE).
 CHUNKS_BY_SEQ = (
     f"SELECT {mapping.CHUNK_TEXT_COLUMNS} FROM chunks WHERE project_id = %s AND seq = ANY(%s)"
 )
+VECTOR_BY_SEQ = "UPDATE chunks SET vector = %s, model = %s WHERE project_id = %s AND seq = %s"
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
            v.chunk_count, v.page_count, v.warnings
@@ -395,11 +397,14 @@ class PostgresStorage:
         )
         return [mapping.chunk(r) for r in rows]
 
-    def set_vectors(self, vectors: Sequence[tuple[int, bytes]], model_id: str) -> None:
+    def set_vectors(self, vectors: Sequence[NewVector], model_id: str) -> None:
         with self.db.transaction() as conn, conn.cursor() as cursor:
             cursor.executemany(
-                b"UPDATE chunks SET vector = %s, model = %s WHERE seq = %s",
-                [(np.frombuffer(v, dtype=np.float32), model_id, seq) for seq, v in vectors],
+                VECTOR_BY_SEQ.encode(),
+                [
+                    (np.frombuffer(v.vector, dtype=np.float32), model_id, v.project_id, v.seq)
+                    for v in vectors
+                ],
             )
 
     def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:

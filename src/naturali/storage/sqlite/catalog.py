@@ -26,6 +26,7 @@ from naturali.ports.storage import (
     EmbeddedChunk,
     LastOwner,
     NameTaken,
+    NewVector,
     memory_owner,
 )
 from naturali.storage import rows as mapping
@@ -452,11 +453,11 @@ class SqliteStorage:
         )
         return [mapping.chunk(r) for r in rows]
 
-    def set_vectors(self, vectors: Sequence[tuple[int, bytes]], model_id: str) -> None:
+    def set_vectors(self, vectors: Sequence[NewVector], model_id: str) -> None:
         with self.db.write() as conn:
             conn.executemany(
-                "UPDATE chunks SET vector = ?, model = ? WHERE seq = ?",
-                [(vector, model_id, seq) for seq, vector in vectors],
+                "UPDATE chunks SET vector = ?, model = ? WHERE seq = ? AND +project_id = ?",
+                [(v.vector, model_id, v.seq, v.project_id) for v in vectors],
             )
 
     def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:
