@@ -53,10 +53,10 @@ ANY_CHUNK_CHANGE = (
     "SELECT COALESCE((SELECT MAX(seq) FROM chunks WHERE project_id = %s), 0) > %s "
     "OR COALESCE((SELECT MAX(seq) FROM chunk_removals WHERE project_id = %s), 0) > %s AS changed"
 )
-# Both by the primary key (project_id, seq): seq alone is no index's first column, and without
-# the project PostgreSQL 18 could only skip-scan every project's part of the key (16 scans it
-# all), and on a table not yet analysed it read every chunk (~20 ms at 108k chunks, after a
-# bulk load, until autovacuum's ANALYZE).
+# Both by the primary key (project_id, seq). seq alone is no index's first column: without the
+# project, PostgreSQL 18 can only skip-scan every project's part of the key (16 has no skip
+# scan), and on a table not yet analysed (after a bulk load, until autovacuum's ANALYZE) the
+# planner read every chunk: ~20 ms at 108k chunks.
 CHUNKS_BY_SEQ = (
     f"SELECT {mapping.CHUNK_TEXT_COLUMNS} FROM chunks WHERE project_id = %s AND seq = ANY(%s)"
 )
