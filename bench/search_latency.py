@@ -59,7 +59,7 @@ def build(
             return str(project.id)
     project, _ = naturali.projects.create(user, f"latency-{target}")
     docs = project_documents(source, source_user, source_project)
-    chunks = {d.id: source.storage.owner_chunks("document", [d.id]) for d in docs}
+    chunks = {d.id: source.storage.owner_chunks(source_project, "document", [d.id]) for d in docs}
     total, copy = 0, 0
     model = naturali.embedder().model_id
     while total < target:

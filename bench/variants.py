@@ -88,7 +88,7 @@ class Collection:
         user = storage.oldest_user()
         assert user is not None
         docs = project_documents(naturali, user, project_id)
-        chunks = storage.owner_chunks(SourceType.DOCUMENT, [d.id for d in docs])
+        chunks = storage.owner_chunks(project_id, SourceType.DOCUMENT, [d.id for d in docs])
         by_doc = {d.id: d for d in docs}
         self.ids = sorted({d.path.rsplit("/", 1)[1].removesuffix(".md") for d in docs})
         index = {d: i for i, d in enumerate(self.ids)}

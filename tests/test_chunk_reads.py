@@ -1,7 +1,8 @@
-"""A stored chunk is addressed by its key, (project, seq): a search's hits and a re-embedded
-vector never reach another project's chunk, and on PostgreSQL both go by the primary key's
-first column, so they cost the same however many chunks other projects hold, and on a table
-that has not been analysed yet."""
+"""A stored chunk is addressed by its project: a search's hits and a re-embedded vector go by
+the chunk's key (project, seq) and never reach another project's chunk, a document's chunks
+are read within its project, and on PostgreSQL each goes by an index that begins with the
+project, so it costs the same however many chunks other projects hold, and on a table that
+has not been analysed yet."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from conftest import Api
 from naturali.ports.storage import NewVector
-from naturali.storage.postgres.catalog import CHUNKS_BY_SEQ, VECTOR_BY_SEQ
+from naturali.storage.postgres.catalog import CHUNKS_BY_SEQ, OWNER_CHUNKS, VECTOR_BY_SEQ
 from postgres import PostgresServer
 
 
@@ -40,6 +41,9 @@ def test_a_projects_chunks_are_read_within_that_project_only(api: Api) -> None:
     assert sorted(found) == sorted(seqs[a])
     assert {c.project_id for c in found.values()} == {a}
     assert api.naturali.storage.get_chunks(b, seqs[a]) == {}
+    owners = [c.owner_id for c in found.values()]
+    assert api.naturali.storage.owner_chunks(b, "document", owners) == []
+    assert len(api.naturali.storage.owner_chunks(a, "document", owners)) == len(seqs[a])
 
 
 def test_a_vector_is_written_to_its_own_projects_chunk_only(api: Api) -> None:
@@ -69,8 +73,9 @@ def _index_scans(plan: dict[str, Any]) -> list[dict[str, Any]]:
     [
         (CHUNKS_BY_SEQ, ("proj_x", [1, 2, 3])),
         (VECTOR_BY_SEQ, ("[" + ",".join(["0"] * 384) + "]", "m", "proj_x", 1)),
+        (OWNER_CHUNKS, ("proj_x", "document", ["doc_x"])),
     ],
-    ids=["hits", "re-embedding"],
+    ids=["hits", "re-embedding", "a document's chunks"],
 )
 def test_chunks_are_found_by_their_key_on_postgresql(
     postgres: PostgresServer, statement: str, args: tuple[Any, ...]

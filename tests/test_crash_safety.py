@@ -65,7 +65,9 @@ def test_killed_ingest_leaves_previous_version(
     assert owner
     project, _ = naturali.projects.create(owner, "crash")
     doc = naturali.documents.create(owner, project.id, Upload(V1.encode(), path="/doc.md"))
-    chunks_v1 = sorted(c.id for c in naturali.storage.owner_chunks("document", [doc.id]))
+    chunks_v1 = sorted(
+        c.id for c in naturali.storage.owner_chunks(project.id, "document", [doc.id])
+    )
     naturali.close()
 
     proc = subprocess.run(
@@ -80,7 +82,7 @@ def test_killed_ingest_leaves_previous_version(
     reopened = build_services(Settings(data_dir=tmp_path, **backend), embedder=embedder)
     current = reopened.documents.get(owner, project.id, doc.id)
     assert current.version == 1
-    chunks = reopened.storage.owner_chunks("document", [doc.id])
+    chunks = reopened.storage.owner_chunks(project.id, "document", [doc.id])
     assert sorted(c.id for c in chunks) == chunks_v1
     assert all("first version" in c.text for c in chunks)
     hits = reopened.search.search(owner, project.id, SearchRequest(query="refunds"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,8 +14,10 @@ from naturali.embed.onnx import OnnxEmbedder
 from pdfs import scanned_pdf, text_pdf
 
 
-def _count_chunks(api: Api, document_id: str) -> int:
-    return len(api.naturali.storage.owner_chunks("document", [document_id]))
+def _count_chunks(api: Api, document: dict[str, Any]) -> int:
+    return len(
+        api.naturali.storage.owner_chunks(document["project_id"], "document", [document["id"]])
+    )
 
 
 def test_create_from_json_text_keeps_metadata_casing(api: Api) -> None:
@@ -124,7 +127,7 @@ def test_new_version_replaces_chunks_and_same_content_is_idempotent(api: Api) ->
     hits = api.search(project_id, query="refund days").json()["results"]
     assert [h["document_version"] for h in hits] == [2]
     assert "ten business days" in hits[0]["content"]
-    assert _count_chunks(api, doc["id"]) == 1
+    assert _count_chunks(api, doc) == 1
 
 
 def test_update_can_move_but_not_onto_a_taken_path(api: Api) -> None:
@@ -179,7 +182,7 @@ def test_multi_page_pdf_chunks_keep_their_page(api: Api) -> None:
     doc = r.json()
     assert doc["content_type"] == "application/pdf" and doc["page_count"] == 3
     assert doc["title"] == "Manual" and doc["chunk_count"] >= 3
-    chunks = api.naturali.storage.owner_chunks("document", [doc["id"]])
+    chunks = api.naturali.storage.owner_chunks(doc["project_id"], "document", [doc["id"]])
     assert sorted({c.page for c in chunks}) == [1, 2, 3]
     for chunk in chunks:  # no chunk spans pages
         assert pages[chunk.page - 1].split(".")[0] in chunk.text  # type: ignore[operator]
@@ -269,4 +272,4 @@ def test_concurrent_new_versions_one_wins_the_other_conflicts(api: Api) -> None:
     assert sorted(outcomes) == ["ok", "version_conflict"]
     final = api.get(f"/v1/projects/{project_id}/documents/{doc['id']}").json()
     assert final["version"] == 2
-    assert len(api.naturali.storage.owner_chunks("document", [doc["id"]])) == 1
+    assert _count_chunks(api, doc) == 1

@@ -226,8 +226,10 @@ class ChunkStorage(Protocol):
         """Replace chunks' vectors with ones ``model_id`` made."""
         ...
 
-    def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:
-        """The chunks of these documents or memories, in order."""
+    def owner_chunks(
+        self, project_id: str, source_type: SourceType, owner_ids: Sequence[str]
+    ) -> list[Chunk]:
+        """A project's chunks of these documents or memories, in order."""
         ...
 
 

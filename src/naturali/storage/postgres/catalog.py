@@ -61,6 +61,11 @@ CHUNKS_BY_SEQ = (
     f"SELECT {mapping.CHUNK_TEXT_COLUMNS} FROM chunks WHERE project_id = %s AND seq = ANY(%s)"
 )
 VECTOR_BY_SEQ = "UPDATE chunks SET vector = %s, model = %s WHERE project_id = %s AND seq = %s"
+# By the owners' index, which begins with the project too.
+OWNER_CHUNKS = (
+    "SELECT * FROM chunks WHERE project_id = %s AND source_type = %s AND owner_id = ANY(%s) "
+    "ORDER BY owner_id, ordinal"
+)
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
            v.chunk_count, v.page_count, v.warnings
@@ -407,12 +412,8 @@ class PostgresStorage:
                 ],
             )
 
-    def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:
-        rows = self.db.all(
-            "SELECT * FROM chunks WHERE source_type = %s AND owner_id = ANY(%s) "
-            "ORDER BY owner_id, ordinal",
-            str(source_type),
-            list(owner_ids),
-            binary=True,
-        )
+    def owner_chunks(
+        self, project_id: str, source_type: SourceType, owner_ids: Sequence[str]
+    ) -> list[Chunk]:
+        rows = self.db.all(OWNER_CHUNKS, project_id, str(source_type), list(owner_ids), binary=True)
         return [mapping.chunk(r) for r in rows]

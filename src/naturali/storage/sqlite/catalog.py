@@ -460,12 +460,16 @@ class SqliteStorage:
                 [(v.vector, model_id, v.seq, v.project_id) for v in vectors],
             )
 
-    def owner_chunks(self, source_type: SourceType, owner_ids: Sequence[str]) -> list[Chunk]:
+    def owner_chunks(
+        self, project_id: str, source_type: SourceType, owner_ids: Sequence[str]
+    ) -> list[Chunk]:
         out: list[Chunk] = []
         for batch in _batches(list(owner_ids)):
             sql = (
                 "SELECT * FROM chunks WHERE source_type = ? "
-                f"AND owner_id IN ({_placeholders(len(batch))}) ORDER BY owner_id, ordinal"
+                f"AND owner_id IN ({_placeholders(len(batch))}) AND +project_id = ? "
+                "ORDER BY owner_id, ordinal"
             )
-            out.extend(mapping.chunk(r) for r in self._all(sql, source_type, *batch))
+            rows = self._all(sql, source_type, *batch, project_id)
+            out.extend(mapping.chunk(r) for r in rows)
         return out
