@@ -103,12 +103,19 @@ class Search:
         project_id: str,
         request: SearchRequest,
         ranking: Ranking = PRODUCT,
+        *,
+        embedding: Future[Vector] | None = None,
     ) -> list[KnowledgeResult]:
-        """The passages that answer ``request``, best first (docs/spec/search-api.md)."""
+        """The passages that answer ``request``, best first (docs/spec/search-api.md).
+        ``embedding``: the query's vector from ``embed_ahead(request.query)``, when the caller
+        started it before the request was validated (the HTTP API does)."""
         taking_part = participation(request)
-        # Embedded from here on, beside the reads that follow (membership, stores, the
-        # index's sync, the lexical leg): on PostgreSQL each read is a round trip.
-        embedding = self._embedding(request.query) if request.query is not None else None
+        if request.query is None:
+            embedding = None
+        elif embedding is None:
+            # Embedded from here on, beside the reads that follow (membership, stores, the
+            # index's sync, the lexical leg): on PostgreSQL each read is a round trip.
+            embedding = self.embed_ahead(request.query)
         self._auth.require(user, project_id, "read")
         if ranking.vector_weight is None and request.query is not None:  # a fetch: no model
             ranking = replace(ranking, vector_weight=self._vector_weight())
@@ -149,10 +156,10 @@ class Search:
             explain=request.explain,
         )
 
-    def _embedding(self, query: str) -> Future[Vector]:
+    def embed_ahead(self, query: str) -> Future[Vector]:
         """The query's vector: at once if a recent search embedded the same text, else
-        embedded on another thread while the index syncs and the lexical leg runs
-        (onnxruntime releases the GIL)."""
+        embedded on another thread while the caller goes on — the index syncs and the lexical
+        leg runs (onnxruntime releases the GIL)."""
         known = self._query_vectors.recent(query)
         if known is None:
             return _EMBEDDING_POOL.submit(self._query_vectors.vector, query)

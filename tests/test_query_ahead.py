@@ -1,0 +1,139 @@
+"""A search's query starts embedding when its body arrives, before the route validates it
+(api/query_ahead.py): the search then uses that vector instead of embedding again, and only
+an authenticated caller can start one."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Api, assert_error, make_api
+from naturali.embed.onnx import OnnxEmbedder
+from naturali.model import User
+from naturali.service.requests import SearchRequest
+
+
+class CountingEmbedder:
+    """The session's real embedder, counting the queries it embeds."""
+
+    def __init__(self, inner: OnnxEmbedder) -> None:
+        self._inner = inner
+        self.model_id = inner.model_id
+        self.dimension = inner.dimension
+        self.vector_weight = inner.vector_weight
+        self.queries: list[str] = []
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str], *, urgent: bool = False) -> Any:
+        return self._inner.embed(texts, urgent=urgent)
+
+    def embed_query(self, text: str) -> Any:
+        with self._lock:
+            self.queries.append(text)
+        return self._inner.embed_query(text)
+
+    def count_tokens(self, text: str) -> int:
+        return self._inner.count_tokens(text)
+
+
+@pytest.fixture
+def counted(tmp_path: Path, embedder: OnnxEmbedder) -> Iterator[tuple[Api, CountingEmbedder]]:
+    counting = CountingEmbedder(embedder)
+    # No query vector cache: every search that embeds shows in the count.
+    for api in make_api(tmp_path, counting, query_vector_cache_entries=0):  # type: ignore[arg-type]
+        yield api, counting
+
+
+def _spy_on_search(api: Api, monkeypatch: pytest.MonkeyPatch) -> list[Future[Any] | None]:
+    """The ``embedding`` each search was given by the route."""
+    given: list[Future[Any] | None] = []
+    search = api.naturali.search.search
+
+    def spy(user: User, project_id: str, request: SearchRequest, **kw: Any) -> Any:
+        given.append(kw.get("embedding"))
+        return search(user, project_id, request, **kw)
+
+    monkeypatch.setattr(api.naturali.search, "search", spy)
+    return given
+
+
+def test_a_search_uses_the_vector_its_body_started(
+    counted: tuple[Api, CountingEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api, counting = counted
+    project_id = api.project()
+    api.doc(project_id, "/refunds.md", "# Refunds\n\nRefunds are paid within 14 days.")
+    api.doc(project_id, "/tea.md", "# Tea\n\nGreen tea is brewed at 80 degrees.")
+    given = _spy_on_search(api, monkeypatch)
+    before = len(counting.queries)
+    r = api.search(project_id, query="how long do refunds take", include_memories=False)
+    assert r.status_code == 200, r.text
+    # Started before the route ran, and the search embedded nothing more.
+    assert len(given) == 1 and isinstance(given[0], Future)
+    assert counting.queries[before:] == ["how long do refunds take"]
+    # The same ranking as the service's own call, which embeds for itself.
+    user = api.naturali.storage.oldest_user()
+    assert user is not None
+    request = SearchRequest(query="how long do refunds take", include_memories=False)
+    direct = api.naturali.search.search(user, project_id, request)
+    assert [h["chunk_id"] for h in r.json()["results"]] == [
+        getattr(h, "chunk_id", None) for h in direct
+    ]
+    assert r.json()["results"][0]["path"] == "/refunds.md"
+
+
+def test_a_fetch_starts_no_embedding(
+    counted: tuple[Api, CountingEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api, counting = counted
+    project_id = api.project()
+    api.doc(project_id, "/a.md", "# A\n\nalpha")
+    given = _spy_on_search(api, monkeypatch)
+    before = len(counting.queries)
+    r = api.search(project_id, document_paths=["/"])
+    assert r.status_code == 200, r.text
+    assert given == [None] and len(counting.queries) == before
+
+
+def test_an_anonymous_caller_cannot_start_one(counted: tuple[Api, CountingEmbedder]) -> None:
+    api, counting = counted
+    project_id = api.project()
+    before = len(counting.queries)
+    for token in ("", "nk_not-a-token"):
+        r = api.http.post(
+            f"/v1/projects/{project_id}/knowledge/search",
+            json={"query": "anything at all"},
+            headers={"Authorization": f"Bearer {token}"} if token else {},
+        )
+        assert_error(r, 401)
+    assert len(counting.queries) == before
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"query": "refunds", "unknown": 1}',  # validated by the route after it started
+        b'{"query": "   "}',  # blank: not started
+        b'{"query": 5}',
+        b'["query"]',
+        b'{"query": "refunds"',  # not JSON
+        b'{"query": "refunds", "a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",  # too deep
+    ],
+)
+def test_a_body_the_route_refuses_is_refused_as_before(
+    counted: tuple[Api, CountingEmbedder], body: bytes
+) -> None:
+    api, counting = counted
+    project_id = api.project()
+    r = api.post(
+        f"/v1/projects/{project_id}/knowledge/search",
+        content=body,
+        headers={"Content-Type": "application/json"},
+    )
+    assert_error(r, 400)
+    assert len(counting.queries) <= 1  # at most the one a valid-looking query started
