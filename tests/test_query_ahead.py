@@ -137,3 +137,18 @@ def test_a_body_the_route_refuses_is_refused_as_before(
     )
     assert_error(r, 400)
     assert len(counting.queries) <= 1  # at most the one a valid-looking query started
+
+
+def test_the_models_first_load_is_left_to_the_route(
+    counted: tuple[Api, CountingEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading the model takes seconds: it must not happen on the event loop."""
+    api, counting = counted
+    project_id = api.project()
+    assert not api.naturali.embedder_loaded
+    given = _spy_on_search(api, monkeypatch)
+    for _ in range(2):
+        r = api.search(project_id, query="refunds")
+        assert r.status_code == 200, r.text
+    assert given[0] is None and isinstance(given[1], Future)
+    assert counting.queries == ["refunds", "refunds"]

@@ -40,13 +40,16 @@ class QueryAhead:
         ):
             await self.app(scope, receive, send)
             return
-        first: Message | None = await receive()
-        assert first is not None
-        if first["type"] == "http.request" and not first.get("more_body", False):
-            query = _query(first.get("body", b""))
+        message = await receive()
+        # Never on the event loop: the model's first load (the route's thread loads it then).
+        whole = message["type"] == "http.request" and not message.get("more_body", False)
+        if whole and self.naturali.embedder_loaded:
+            query = _query(message.get("body", b""))
             if query is not None:
                 started = self.naturali.search.embed_ahead(query)
                 scope.setdefault("state", {})[QUERY_AHEAD_KEY] = (query, started)
+
+        first: Message | None = message
 
         async def replay() -> Message:
             nonlocal first

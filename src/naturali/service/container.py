@@ -87,6 +87,10 @@ class Services:
             settings.reconcile_budget_seconds,
         )
 
+    @property
+    def embedder_loaded(self) -> bool:
+        return self._embedder is not None
+
     def embedder(self) -> Embedder:
         """Loaded on first use, once per process."""
         if self._embedder is None:
