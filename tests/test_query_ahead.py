@@ -62,20 +62,28 @@ def _spy_on_search(api: Api, monkeypatch: pytest.MonkeyPatch) -> list[Future[Any
     return given
 
 
-def test_a_search_uses_the_vector_its_body_started(
+@pytest.fixture
+def spied(
     counted: tuple[Api, CountingEmbedder], monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Api, str, list[str], list[Future[Any] | None]]:
+    """Two documents ingested; then the queries embedded and the vectors the route gave."""
     api, counting = counted
     project_id = api.project()
     api.doc(project_id, "/refunds.md", "# Refunds\n\nRefunds are paid within 14 days.")
     api.doc(project_id, "/tea.md", "# Tea\n\nGreen tea is brewed at 80 degrees.")
-    given = _spy_on_search(api, monkeypatch)
-    before = len(counting.queries)
+    counting.queries.clear()
+    return api, project_id, counting.queries, _spy_on_search(api, monkeypatch)
+
+
+def test_a_search_uses_the_vector_its_body_started(
+    spied: tuple[Api, str, list[str], list[Future[Any] | None]],
+) -> None:
+    api, project_id, embedded, given = spied
     r = api.search(project_id, query="how long do refunds take", include_memories=False)
     assert r.status_code == 200, r.text
     # Started before the route ran, and the search embedded nothing more.
     assert len(given) == 1 and isinstance(given[0], Future)
-    assert counting.queries[before:] == ["how long do refunds take"]
+    assert embedded == ["how long do refunds take"]
     # The same ranking as the service's own call, which embeds for itself.
     user = api.naturali.storage.oldest_user()
     assert user is not None
@@ -88,16 +96,12 @@ def test_a_search_uses_the_vector_its_body_started(
 
 
 def test_a_fetch_starts_no_embedding(
-    counted: tuple[Api, CountingEmbedder], monkeypatch: pytest.MonkeyPatch
+    spied: tuple[Api, str, list[str], list[Future[Any] | None]],
 ) -> None:
-    api, counting = counted
-    project_id = api.project()
-    api.doc(project_id, "/a.md", "# A\n\nalpha")
-    given = _spy_on_search(api, monkeypatch)
-    before = len(counting.queries)
+    api, project_id, embedded, given = spied
     r = api.search(project_id, document_paths=["/"])
     assert r.status_code == 200, r.text
-    assert given == [None] and len(counting.queries) == before
+    assert given == [None] and embedded == []
 
 
 def test_an_anonymous_caller_cannot_start_one(counted: tuple[Api, CountingEmbedder]) -> None:
