@@ -53,10 +53,10 @@ class QueryAhead:
 
         async def replay() -> Message:
             nonlocal first
-            if first is not None:
-                message, first = first, None
-                return message
-            return await receive()
+            if first is None:
+                return await receive()
+            read, first = first, None
+            return read
 
         await self.app(scope, replay, send)
 
