@@ -5,9 +5,11 @@ starves them, and searches selecting rows side by side change nothing in the ind
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
+import numkong
 import numpy as np
 import pytest
 
@@ -84,6 +86,38 @@ def test_clipped_rows_widen_the_margin_but_stay_exact() -> None:
     mask = np.ones(3, bool)
     found = vectors.nearest(np.array([1.0, 0.0, 0.0, 0.0], np.float32), mask, 1)
     assert found.rows.tolist() == [1]
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="placement is Linux's and needs two CPUs",
+)
+def test_a_scan_runs_beside_its_pool_threads_each_on_a_cpu_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two packed blocks and a tail: the caller scans a share on the process's first CPU, a
+    pool thread the other share on a CPU of its own, and the caller is let go after."""
+    cpus = sorted(os.sched_getaffinity(0))
+    scanned: list[tuple[str, frozenset[int]]] = []
+    kernel = numkong.dots_packed
+
+    def spy(query: np.ndarray, packed: numkong.PackedMatrix) -> numkong.Tensor:
+        scanned.append((threading.current_thread().name, frozenset(os.sched_getaffinity(0))))
+        return kernel(query, packed)
+
+    monkeypatch.setattr(numkong, "dots_packed", spy)
+    rng = np.random.default_rng(5)
+    matrix = _unit(rng.standard_normal((40_000, 64)))
+    vectors = Vectors(64)
+    vectors.grow(40_000, 0)
+    vectors.put(0, matrix)
+    found = vectors.nearest(matrix[7], np.ones(40_000, bool), 10)
+    assert found.rows[0] == 7
+    pool = {cpus for name, cpus in scanned if name.startswith("naturali-scan")}
+    caller = {cpus for name, cpus in scanned if not name.startswith("naturali-scan")}
+    assert len(scanned) == 2 and caller == {frozenset(cpus[:1])}
+    assert len(pool) == 1 and len(next(iter(pool))) == 1 and not next(iter(pool)) & caller.pop()
+    assert sorted(os.sched_getaffinity(0)) == cpus
 
 
 def test_a_documents_title_is_carried_into_chunks_that_do_not_start_with_it() -> None:
