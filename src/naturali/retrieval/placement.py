@@ -42,12 +42,13 @@ def own_cpu() -> None:
 @contextmanager
 def held() -> Iterator[None]:
     """Hold the calling thread on the process's first CPU for the block, beside the pool
-    threads on the others; then let it run anywhere again."""
+    threads on the others; then give it back the CPUs it had."""
     if not _PLACED:
         yield
         return
+    had = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {_CPUS[0]})
     try:
         yield
     finally:
-        os.sched_setaffinity(0, _CPUS)
+        os.sched_setaffinity(0, had)

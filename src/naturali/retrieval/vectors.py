@@ -31,6 +31,7 @@ Matrix = npt.NDArray[np.float32]
 Codes = npt.NDArray[np.int8]
 Mask = npt.NDArray[np.bool_]
 Rows = npt.NDArray[np.int64]
+Share = list[tuple[int, int, numkong.PackedMatrix | None]]  # a thread's (start, stop, block)s
 
 _BLAS_ROWS = 4096  # more rows than this: BLAS's threads pay for themselves
 # Below this share of rows a filtered subset is gathered and scored in float32 directly.
@@ -147,7 +148,7 @@ class Vectors:
         every = bool(mask.all())
         query = query_codes[None]
 
-        def scan(share: list[tuple[int, int, numkong.PackedMatrix | None]]) -> None:
+        def scan(share: Share) -> None:
             for start, stop, packed in share:
                 if packed is not None:
                     scores[start:stop] = np.asarray(numkong.dots_packed(query, packed))[0]
@@ -169,15 +170,13 @@ class Vectors:
         kth = np.partition(scores, n - k)[n - k]
         return scores, np.flatnonzero(scores >= kth)
 
-    def _shards(self, n: int) -> list[list[tuple[int, int, numkong.PackedMatrix | None]]]:
+    def _shards(self, n: int) -> list[Share]:
         """The packed blocks of ``n`` rows dealt to the scan's threads in turn, and the rows
         after them (unpacked) cut into one piece a thread, so each has as many rows."""
         full = min(len(self._packed), n // _BLOCK)
         blocks = [(j * _BLOCK, (j + 1) * _BLOCK, self._packed[j]) for j in range(full)]
         count = max(1, min(_SHARDS, len(blocks) + (full * _BLOCK < n)))
-        shards: list[list[tuple[int, int, numkong.PackedMatrix | None]]] = [
-            list(blocks[i::count]) for i in range(count)
-        ]
+        shards: list[Share] = [list(blocks[i::count]) for i in range(count)]
         cuts = np.linspace(full * _BLOCK, n, count + 1).astype(int).tolist()
         for i, (start, stop) in enumerate(itertools.pairwise(cuts)):
             if start < stop:
