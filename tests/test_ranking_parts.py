@@ -6,6 +6,7 @@ starves them, and searches selecting rows side by side change nothing in the ind
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 
@@ -118,6 +119,17 @@ def test_a_scan_runs_beside_its_pool_threads_each_on_a_cpu_of_its_own(
     assert len(scanned) == 2 and caller == {frozenset(cpus[:1])}
     assert len(pool) == 1 and len(next(iter(pool))) == 1 and not next(iter(pool)) & caller.pop()
     assert sorted(os.sched_getaffinity(0)) == cpus
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="affinity is Linux's")
+def test_the_scan_has_a_share_for_each_cpu_the_process_may_run_on() -> None:
+    """Not one for each of the machine's: a container's cpuset may hold 2 of a host's 64."""
+    code = (
+        "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+        "from naturali.retrieval import vectors; print(vectors._SHARDS)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
 
 
 def test_a_documents_title_is_carried_into_chunks_that_do_not_start_with_it() -> None:

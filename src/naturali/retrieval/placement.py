@@ -29,6 +29,12 @@ _turns = itertools.count()
 _turns_lock = threading.Lock()
 
 
+def cpu_count() -> int:
+    """The CPUs this process may run on: its affinity's where known (a container's cpuset may
+    hold 2 of a host's 64), else the machine's."""
+    return len(_CPUS) if _CPUS else os.cpu_count() or 1
+
+
 def own_cpu() -> None:
     """A pool thread's initializer: pin it to a CPU of its own, the process's second, third
     and so on in turn (the first is the callers', while they scan)."""

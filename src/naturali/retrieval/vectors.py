@@ -16,7 +16,6 @@ this one holds ~1,000.)
 from __future__ import annotations
 
 import itertools
-import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -42,10 +41,13 @@ _SLACK = 1e-5  # float32 rounding in the scaled scores
 # once, when it fills); the rows after the last full block are scanned unpacked.
 _BLOCK = 16_384
 # Blocks are scanned on one thread per core (numkong releases the GIL): measured here, two
-# threads take a cold 100k-row scan from 4.0 to 2.7 ms. Each pool thread has a CPU of its own.
-_SHARDS = max(1, min(4, os.cpu_count() or 1))
+# threads take a cold 100k-row scan from 4.0 to 2.7 ms. The caller scans one share; the pool
+# has a thread for each other share, each on a CPU of its own (placement.py).
+_SHARDS = max(1, min(4, placement.cpu_count()))
 _SCAN_POOL = ThreadPoolExecutor(
-    max_workers=_SHARDS, thread_name_prefix="naturali-scan", initializer=placement.own_cpu
+    max_workers=max(1, _SHARDS - 1),
+    thread_name_prefix="naturali-scan",
+    initializer=placement.own_cpu,
 )
 
 
