@@ -114,8 +114,8 @@ def test_a_scan_runs_beside_its_pool_threads_each_on_a_cpu_of_its_own(
     vectors.put(0, matrix)
     found = vectors.nearest(matrix[7], np.ones(40_000, bool), 10)
     assert found.rows[0] == 7
-    pool = {cpus for name, cpus in scanned if name.startswith("naturali-scan")}
-    caller = {cpus for name, cpus in scanned if not name.startswith("naturali-scan")}
+    pool = {allowed for name, allowed in scanned if name.startswith("naturali-scan")}
+    caller = {allowed for name, allowed in scanned if not name.startswith("naturali-scan")}
     assert len(scanned) == 2 and caller == {frozenset(cpus[:1])}
     assert len(pool) == 1 and len(next(iter(pool))) == 1 and not next(iter(pool)) & caller.pop()
     assert sorted(os.sched_getaffinity(0)) == cpus
