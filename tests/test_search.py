@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -399,3 +400,40 @@ def test_the_fused_score_weighs_the_vector_leg_by_the_models_weight(api: Api) ->
     fused = np.array([h["explain"]["fused"] for h in hits])
     assert np.allclose(fused, weight * cosines + (1 - weight) * bm25, atol=1e-5)
     assert not np.allclose(fused, 0.5 * cosines + 0.5 * bm25, atol=1e-3)
+
+
+def test_the_likeliest_hits_are_read_while_the_query_is_embedded(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lexical leg's candidates are read from the store while the model still runs, and
+    after ranking only the rows not read yet: no chunk is read twice."""
+    project_id = api.project()
+    api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
+    api.doc(project_id, "/policy.md", "A refund request follows the refund rules.")
+    api.doc(project_id, "/tea.md", "The kitchen has green tea and coffee.")
+    embedder = api.naturali.embedder()
+    storage = api.naturali.storage
+    original_embed, original_read = embedder.embed_query, storage.get_chunks
+    first_read, embedded = threading.Event(), threading.Event()
+    reads: list[tuple[bool, list[str]]] = []  # (embedded yet, texts read) per read
+
+    def slow_embed(text: str) -> Any:
+        first_read.wait(timeout=5)  # without the read ahead, the search waits here 5 s
+        vector = original_embed(text)
+        embedded.set()
+        return vector
+
+    def read(project: str, seqs: Any) -> Any:
+        chunks = original_read(project, seqs)
+        reads.append((embedded.is_set(), [c.text for c in chunks.values()]))
+        first_read.set()
+        return chunks
+
+    monkeypatch.setattr(embedder, "embed_query", slow_embed)
+    monkeypatch.setattr(storage, "get_chunks", read)
+    hits = _results(api, project_id, query="how long do refunds take", limit=10)
+    assert reads[0][0] is False  # read while the model ran
+    assert sorted(reads[0][1]) == sorted(h["content"] for h in hits if "efund" in h["content"])
+    texts = [text for _, read_texts in reads for text in read_texts]
+    assert sorted(texts) == sorted(h["content"] for h in hits)  # each read once
+    assert len(hits) == 3

@@ -55,14 +55,15 @@ class _Legs:
 def rank(
     index: ProjectIndex,
     mask: npt.NDArray[np.bool_],
-    query_vector: Callable[[], npt.NDArray[np.float32]],
+    query_vector: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.float32]],
     query_terms: list[str],
     limit: int,
     min_similarity: float | None = None,
     ranking: Ranking = PRODUCT,
 ) -> list[Ranked]:
     """``query_vector`` is asked for only after the lexical leg has run, so the caller can
-    embed the query concurrently with it."""
+    embed the query concurrently with it; it is given the lexical leg's candidates, best
+    first (none for the vector leg alone), which the caller may read while it waits."""
     subset = int(np.count_nonzero(mask))
     if subset == 0:
         return []
@@ -73,7 +74,7 @@ def rank(
         bm25 = index.lexical.score(query_terms, mask, subset)
         hits = np.flatnonzero(bm25 > 0)  # zero outside the mask
         lexical_candidates = _top(hits, bm25[hits], pool)
-    query = query_vector()
+    query = query_vector(lexical_candidates)
     vector_candidates = np.empty(0, np.int64)
     if ranking.signals != "lexical":
         nearest = index.vectors.nearest(query, mask, pool)
