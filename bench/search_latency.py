@@ -233,6 +233,8 @@ def main() -> None:
     extra = {}
     if args.database_url:
         extra["pgvector exact scan, top-100"] = _pgvector(args.database_url, project_id, vectors)
+        lean.close()  # idle past the server's keep-alive meanwhile: connect again, untimed
+        lean_call(texts[0])
     rows = interleaved(
         {
             "query embedding (as a passage)": lambda i: embedder.embed([texts[i]]),
