@@ -29,6 +29,7 @@ from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import PRODUCT, Ranked, Ranking, rank
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
 from naturali.retrieval.registry import IndexRegistry
+from naturali.retrieval.vectors import Rows
 from naturali.service.auth import Auth
 from naturali.service.memories import Memories
 from naturali.service.query_vectors import QueryVectors, Vector
@@ -79,7 +80,6 @@ def participation(request: SearchRequest) -> Participation:
 
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="naturali-embed")
 READ_AHEAD = 10  # by default, the most lexical candidates read while the query is embedded
-Rows = npt.NDArray[np.int64]
 
 
 @dataclass
@@ -131,7 +131,7 @@ class Search:
         read_ahead: int = READ_AHEAD,
     ) -> None:
         """``read_ahead``: how many of the lexical leg's best candidates a search reads from
-        the store while its query is embedded (0: none; see ``_query_vector``)."""
+        the store while its query is embedded (0: none, all after ranking; ``_query_vector``)."""
         self._read_ahead = read_ahead
         self._vector_weight = vector_weight
         self._reconcile_budget = reconcile_budget
@@ -226,8 +226,6 @@ class Search:
         def vector(lexical: Rows) -> Vector:
             if pending.done():
                 return pending.result()
-            if not self._read_ahead:
-                return self._indexes.wait_aside(project_id, pending.result)
             ahead = lexical[: min(limit, self._read_ahead)].tolist()
             likeliest = [(int(index.seqs[row]), index.owner_of(row)) for row in ahead]
 
