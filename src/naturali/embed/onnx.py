@@ -225,7 +225,13 @@ class OnnxEmbedder:
                 self._callers -= 1
 
     def _embed_batch(self, texts: list[str], session: ort.InferenceSession) -> Vectors:
-        encodings: list[Encoding] = self._tokenizer.encode_batch(texts)
+        # One text (a query) by ``encode``: ``encode_batch`` hands even one to its thread
+        # pool, 1.13 against 0.74 ms of a query's with cold caches, as a search's are.
+        encodings: list[Encoding] = (
+            [self._tokenizer.encode(texts[0])]
+            if len(texts) == 1
+            else self._tokenizer.encode_batch(texts)
+        )
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         types = np.zeros_like(ids)
