@@ -92,6 +92,16 @@ def test_batching_and_padding_do_not_change_vectors(embedder: OnnxEmbedder) -> N
     assert np.allclose(together, alone, atol=1e-4)
 
 
+def test_a_text_alone_is_tokenized_as_in_a_batch(minilm: OnnxEmbedder) -> None:
+    # One text is tokenized by ``encode``, several by ``encode_batch`` (MiniLM's passages run
+    # in batches of eight): the same pieces, truncation at 256 included, so the same vectors.
+    texts = ["Refunds: five business days!", "naïve café résumé", "word " * 300, "a" * 40]
+    together = minilm.embed(texts)
+    alone = np.vstack([minilm.embed([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-4)
+    assert not np.allclose(together[0], together[1], atol=1e-2)  # four distinct texts
+
+
 def _priorities_seen(embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> list[Seen]:
     """From now on, each batch the embedder runs: its thread's name and nice value."""
     seen: list[Seen] = []
