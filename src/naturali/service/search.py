@@ -97,7 +97,7 @@ class _Hits:
         """Add the rows (chunk seq, owner) not read yet; an owner of None is skipped (its row
         is being loaded). A row removed meanwhile is simply not found."""
         owned = [(seq, attrs) for seq, attrs in rows if attrs is not None]
-        seqs = [seq for seq, _ in owned if seq not in self.chunks]
+        seqs = _new((seq for seq, _ in owned), self.chunks)
         doc_ids = _new(
             (a.owner_id for _, a in owned if a.source == SourceType.DOCUMENT), self.documents
         )
