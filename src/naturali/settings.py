@@ -62,6 +62,9 @@ class Settings:
     index_snapshot_rows: int = 10_000
     # Query vectors kept for repeated queries (by a hash of the text; 0 turns this off).
     query_vector_cache_entries: int = 4096
+    # Searches the HTTP API runs at once (0: one per CPU the server may run on); more wait
+    # for one of them, up to 0.1 s, then run beside them (api/search_lanes.py).
+    search_threads: int = 0
     # Client side (CLI, MCP over HTTP).
     base_url: str = "http://127.0.0.1:8600"
     token: str | None = None
@@ -84,6 +87,8 @@ class Settings:
             raise ValueError(
                 "index_snapshot_rows must be at least 1 and query_vector_cache_entries at least 0"
             )
+        if self.search_threads < 0:
+            raise ValueError("search_threads must be at least 0 (0: one per CPU)")
 
     @property
     def local_cache_dir(self) -> Path:

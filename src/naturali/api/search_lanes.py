@@ -1,0 +1,60 @@
+"""Searches run a few at a time: one per CPU the process may run on.
+
+A search holds Python's GIL for most of its time, so as many threads as CPUs are as many as
+can make progress at once; more only take the GIL from one another, and each hand-over is a
+pair of thread switches (on the 2-vCPU VM of issue 15 a switch costs tens of µs: under
+`bench/load.py` with the route on the shared pool of 40 threads, half of the server's CPU was
+the kernel switching threads). With two lanes the same load answered 204 searches/s against
+155, and searches alone 320-335 against 225-231.
+
+A search that waits longer than ``OVERFLOW_AFTER`` for a lane — both held by searches that
+load a project's index or index a memory store's files — runs on the shared pool instead, so
+a slow search of one project never holds up every other project's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+from anyio.lowlevel import RunVar
+
+from naturali.retrieval import placement
+
+T = TypeVar("T")
+OVERFLOW_AFTER = 0.1  # seconds a search waits for a lane before it takes the shared pool
+_LANES: RunVar[anyio.CapacityLimiter] = RunVar("naturali_search_lanes")
+
+
+def lane_count(configured: int) -> int:
+    """``search_threads`` as configured, 0 meaning one per CPU this process may run on."""
+    return configured if configured > 0 else placement.cpu_count()
+
+
+async def in_lane(size: int, fn: Callable[[], T]) -> T:
+    """``fn()`` on a search lane (``size`` of them per event loop), or on the shared pool
+    once ``OVERFLOW_AFTER`` has passed without one coming free."""
+    lanes = _lanes(size)
+    acquired = False
+    with anyio.move_on_after(OVERFLOW_AFTER):
+        await lanes.acquire()
+        acquired = True
+    if not acquired:
+        return await anyio.to_thread.run_sync(fn)
+    try:
+        # On the shared pool's threads, as every route: the lane only counts the searches.
+        return await anyio.to_thread.run_sync(fn)
+    finally:
+        lanes.release()
+
+
+def _lanes(size: int) -> anyio.CapacityLimiter:
+    """This event loop's lanes (a limiter belongs to one loop; tests start several)."""
+    try:
+        return _LANES.get()
+    except LookupError:
+        lanes = anyio.CapacityLimiter(size)
+        _LANES.set(lanes)
+        return lanes
