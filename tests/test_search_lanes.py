@@ -64,8 +64,13 @@ def test_a_search_runs_beside_lanes_held_too_long(monkeypatch: pytest.MonkeyPatc
 
 def test_each_event_loop_has_lanes_of_its_own() -> None:
     # A limiter belongs to one loop: a second server (or test client) must not share it.
-    assert anyio.run(search_lanes.in_lane, 1, lambda: 1) == 1
-    assert anyio.run(search_lanes.in_lane, 1, lambda: 2) == 2
+    async def lanes(size: int) -> anyio.CapacityLimiter:
+        assert await search_lanes.in_lane(size, lambda: size) == size
+        return search_lanes._lanes(size)
+
+    first, second = anyio.run(lanes, 1), anyio.run(lanes, 3)
+    assert first is not second
+    assert (first.total_tokens, second.total_tokens) == (1, 3)
 
 
 def test_the_lanes_default_to_one_per_cpu() -> None:
