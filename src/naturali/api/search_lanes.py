@@ -4,8 +4,8 @@ A search holds Python's GIL for most of its time, so as many threads as CPUs are
 can make progress at once; more only take the GIL from one another, and each hand-over is a
 pair of thread switches (on the 2-vCPU VM of issue 15 a switch costs tens of µs: under
 `bench/load.py` with the route on the shared pool of 40 threads, half of the server's CPU was
-the kernel switching threads). With two lanes the same load answered 204 searches/s against
-155, and searches alone 320-335 against 225-231.
+the kernel switching threads; with two lanes, 14%). Back to back, the load's mix went from
+151.5 to 184.4 searches/s and searches alone from 217.4 to 307.8.
 
 A search that waits longer than ``OVERFLOW_AFTER`` for a lane — both held by searches that
 load a project's index or index a memory store's files — runs on the shared pool instead, so
