@@ -7,8 +7,8 @@ pair of thread switches (on the 2-vCPU VM of issue 15 a switch costs tens of µs
 the kernel switching threads; with two lanes, 14%). Back to back, the load's mix went from
 151.5 to 184.4 searches/s and searches alone from 217.4 to 307.8.
 
-A search that waits longer than ``OVERFLOW_AFTER`` for a lane — both held by searches that
-load a project's index or index a memory store's files — runs on the shared pool instead, so
+A search that waits longer than ``OVERFLOW_AFTER`` for a lane — every lane held by searches
+that load a project's index or index a memory store's files — runs beside them instead, so
 a slow search of one project never holds up every other project's.
 """
 
@@ -34,20 +34,20 @@ def lane_count(configured: int) -> int:
 
 
 async def in_lane(size: int, fn: Callable[[], T]) -> T:
-    """``fn()`` on a search lane (``size`` of them per event loop), or on the shared pool
-    once ``OVERFLOW_AFTER`` has passed without one coming free."""
+    """``fn()`` on a search lane, or beside the lanes once ``OVERFLOW_AFTER`` has passed
+    without one coming free. ``size``: how many lanes the event loop has, fixed by its first
+    search. Either way ``fn`` runs on the shared pool's threads, as every route's work does:
+    a lane only counts the searches."""
     lanes = _lanes(size)
     acquired = False
     with anyio.move_on_after(OVERFLOW_AFTER):
         await lanes.acquire()
         acquired = True
-    if not acquired:
-        return await anyio.to_thread.run_sync(fn)
     try:
-        # On the shared pool's threads, as every route: the lane only counts the searches.
         return await anyio.to_thread.run_sync(fn)
     finally:
-        lanes.release()
+        if acquired:
+            lanes.release()
 
 
 def _lanes(size: int) -> anyio.CapacityLimiter:
