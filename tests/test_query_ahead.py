@@ -11,9 +11,11 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from conftest import Api, assert_error, make_api
+from naturali.api.query_ahead import QueryAhead
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.model import User
 from naturali.service.requests import SearchRequest
@@ -112,9 +114,9 @@ def _spy_on_starts(api: Api, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     started: list[str] = []
     embed_ahead = api.naturali.search.embed_ahead
 
-    def spy(query: str) -> Future[Any]:
+    def spy(query: str, *, hand_over: bool = True) -> Future[Any]:
         started.append(query)
-        return embed_ahead(query)
+        return embed_ahead(query, hand_over=hand_over)
 
     monkeypatch.setattr(api.naturali.search, "embed_ahead", spy)
     return started
@@ -184,3 +186,46 @@ def test_the_models_first_load_is_left_to_the_route(
     while len(counting.queries) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert counting.queries == ["refunds", "refunds"]
+
+
+def test_the_loop_hands_its_gil_over_only_when_no_other_search_is_in_progress(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lone search's event loop waits for the query's model thread to begin
+    (service/embedding_pool.py); with another search in progress it goes on serving."""
+    api.naturali.embedder()
+    hand_overs: list[bool] = []
+
+    def embed_ahead(query: str, *, hand_over: bool = True) -> Future[Any]:
+        hand_overs.append(hand_over)
+        done: Future[Any] = Future()
+        done.set_result(None)
+        return done
+
+    monkeypatch.setattr(api.naturali.search, "embed_ahead", embed_ahead)
+    release = anyio.Event()
+
+    async def route(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await release.wait()
+
+    middleware = QueryAhead(route, api.naturali)
+    scope = {"type": "http", "method": "POST", "path": "/v1/projects/p1/knowledge/search"}
+
+    async def body() -> dict[str, Any]:
+        return {"type": "http.request", "body": b'{"query": "refunds"}', "more_body": False}
+
+    async def send(message: Any) -> None:
+        pass
+
+    async def searches() -> None:
+        async with anyio.create_task_group() as tasks:
+            for expected in (1, 2):
+                tasks.start_soon(middleware, dict(scope), body, send)
+                while len(hand_overs) < expected:
+                    await anyio.sleep(0.001)
+            release.set()
+        await middleware(dict(scope), body, send)  # both have ended
+
+    anyio.run(searches)
+    assert hand_overs == [True, False, True]

@@ -31,6 +31,7 @@ class QueryAhead:
     def __init__(self, app: ASGIApp, naturali: Services) -> None:
         self.app = app
         self.naturali = naturali
+        self._searching = 0  # searches this app is serving now (on its event loop)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -46,7 +47,9 @@ class QueryAhead:
         if whole and self.naturali.embedder_loaded:
             query = _query(message.get("body", b""))
             if query is not None:
-                started = self.naturali.search.embed_ahead(query)
+                # The loop hands its GIL over to the query's model thread only when it has no
+                # other search to serve meanwhile (service/embedding_pool.py).
+                started = self.naturali.search.embed_ahead(query, hand_over=self._searching == 0)
                 scope.setdefault("state", {})[QUERY_AHEAD_KEY] = (query, started)
 
         first: Message | None = message
@@ -58,7 +61,11 @@ class QueryAhead:
             read, first = first, None
             return read
 
-        await self.app(scope, replay, send)
+        self._searching += 1
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            self._searching -= 1
 
 
 def query_ahead(request: Request, query: str | None) -> Future[Vector] | None:

@@ -164,11 +164,13 @@ class Vectors:
 
         shards = self._shards(n)
         # Beside the pool threads, each on a CPU of its own (placement.py), when they help.
-        with placement.held() if len(shards) > 1 else nullcontext():
-            others = [_SCAN_POOL.submit(scan, share) for share in shards[1:]]
+        # They are woken first: a woken thread takes ~0.3 ms to run here, as long as holding
+        # the caller (a move to its CPU), so the two overlap.
+        others = [_SCAN_POOL.submit(scan, share) for share in shards[1:]]
+        with placement.held() if others else nullcontext():
             scan(shards[0])
-            for other in others:
-                other.result()
+        for other in others:
+            other.result()
         kth = np.partition(scores, n - k)[n - k]
         return scores, np.flatnonzero(scores >= kth)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -31,6 +31,7 @@ from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
 from naturali.retrieval.registry import IndexRegistry
 from naturali.retrieval.vectors import Rows
 from naturali.service.auth import Auth
+from naturali.service.embedding_pool import EmbeddingPool
 from naturali.service.memories import Memories
 from naturali.service.query_vectors import QueryVectors, Vector
 from naturali.service.requests import SearchRequest
@@ -78,7 +79,7 @@ def participation(request: SearchRequest) -> Participation:
     return Participation(documents, memories)
 
 
-_EMBEDDING_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="naturali-embed")
+_EMBEDDING_POOL = EmbeddingPool(workers=4)
 READ_AHEAD = 10  # by default, the most lexical candidates read while the query is embedded
 
 
@@ -197,13 +198,16 @@ class Search:
             explain=request.explain,
         )
 
-    def embed_ahead(self, query: str) -> Future[Vector]:
+    def embed_ahead(self, query: str, *, hand_over: bool = True) -> Future[Vector]:
         """The query's vector: at once if a recent search embedded the same text, else
         embedded on another thread while the caller goes on — the index syncs and the lexical
-        leg runs (onnxruntime releases the GIL)."""
+        leg runs (onnxruntime releases the GIL; embedding_pool.py hands the GIL over, unless
+        not ``hand_over``)."""
         known = self._query_vectors.recent(query)
         if known is None:
-            return _EMBEDDING_POOL.submit(self._query_vectors.vector, query)
+            return _EMBEDDING_POOL.submit(
+                lambda: self._query_vectors.vector(query), hand_over=hand_over
+            )
         done: Future[Vector] = Future()
         done.set_result(known)
         return done
