@@ -358,9 +358,9 @@ def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyP
     pool = search_module._EMBEDDING_POOL
     handed_off: list[Any] = []  # a known text is answered at once, not on the embedding pool
 
-    def submit(fn: Any) -> Any:
+    def submit(fn: Any, *, hand_over: bool = True) -> Any:
         handed_off.append(fn)
-        return type(pool).submit(pool, fn)
+        return type(pool).submit(pool, fn, hand_over=hand_over)
 
     monkeypatch.setattr(pool, "submit", submit)
 
