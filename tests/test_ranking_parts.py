@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+from typing import Any
 
 import numkong
 import numpy as np
@@ -34,7 +35,7 @@ def _float32_top(matrix: np.ndarray, mask: np.ndarray, query: np.ndarray, k: int
 
 @pytest.mark.parametrize(("rows", "share"), [(6000, 1.0), (6000, 0.6), (6000, 0.05), (40_000, 0.9)])
 def test_the_int8_scan_returns_the_float32_top_k(rows: int, share: float) -> None:
-    """40,000 rows: two packed blocks of 16,384 and an unpacked tail."""
+    """40,000 rows: two threads' shares, one of them masked in part."""
     rng = np.random.default_rng(7)
     # Clustered rows, so many cosines sit close to the k-th and quantisation could swap them.
     centres = rng.standard_normal((20, 64))
@@ -96,17 +97,17 @@ def test_clipped_rows_widen_the_margin_but_stay_exact() -> None:
 def test_a_scan_runs_beside_its_pool_threads_each_on_a_cpu_of_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Two packed blocks and a tail: the caller scans a share on the process's first CPU, a
+    """Two shares' worth of rows: the caller scans a share on the process's first CPU, a
     pool thread the other share on a CPU of its own, and the caller is let go after."""
     cpus = sorted(os.sched_getaffinity(0))
     scanned: list[tuple[str, frozenset[int]]] = []
-    kernel = numkong.dots_packed
+    kernel = numkong.cdist
 
-    def spy(query: np.ndarray, packed: numkong.PackedMatrix) -> numkong.Tensor:
+    def spy(*args: Any, **kwargs: Any) -> Any:
         scanned.append((threading.current_thread().name, frozenset(os.sched_getaffinity(0))))
-        return kernel(query, packed)
+        return kernel(*args, **kwargs)
 
-    monkeypatch.setattr(numkong, "dots_packed", spy)
+    monkeypatch.setattr(numkong, "cdist", spy)
     rng = np.random.default_rng(5)
     matrix = _unit(rng.standard_normal((40_000, 64)))
     vectors = Vectors(64)

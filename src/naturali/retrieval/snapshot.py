@@ -151,7 +151,6 @@ def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
     vectors = Vectors(int(meta["dimension"]))
     vectors.exact, vectors.codes = arrays["exact"], arrays["codes"]
     vectors.scale, vectors.error, vectors.norm = meta["scale"], meta["error"], meta["norm"]
-    vectors.pack(n)
     seqs = arrays["seqs"]
     alive = arrays["alive"]
     owner_keys: list[str] = list(meta["owner_keys"])

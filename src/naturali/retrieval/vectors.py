@@ -1,6 +1,6 @@
 """A project's chunk vectors for exact cosine search: the float32 rows (what similarity is)
 and an int8 copy of them that is what a search scans — a quarter of the memory traffic, with
-numkong's SIMD int8 kernels.
+numkong's SIMD int8 kernels, read in place: one contiguous piece of the rows for each thread.
 
 The top k is exact, not approximate. Every row's quantisation error is known (‖x − codes/scale‖,
 clipping included, its maximum kept as ``error``), and so is the query's, which bounds how far
@@ -30,19 +30,20 @@ Matrix = npt.NDArray[np.float32]
 Codes = npt.NDArray[np.int8]
 Mask = npt.NDArray[np.bool_]
 Rows = npt.NDArray[np.int64]
-Share = list[tuple[int, int, numkong.PackedMatrix | None]]  # a thread's (start, stop, block)s
+Share = tuple[int, int]  # a thread's rows: start, stop
 
 _BLAS_ROWS = 4096  # more rows than this: BLAS's threads pay for themselves
 # Below this share of rows a filtered subset is gathered and scored in float32 directly.
 _FULL_SCAN_SHARE = 0.3
 _HEADROOM = 1.25  # later rows may reach a little past the first rows' largest component
 _SLACK = 1e-5  # float32 rounding in the scaled scores
-# Codes are packed for numkong's matrix kernel in blocks of this many rows (a block is packed
-# once, when it fills); the rows after the last full block are scanned unpacked.
-_BLOCK = 16_384
-# Blocks are scanned on one thread per core (numkong releases the GIL): measured here, two
-# threads take a cold 100k-row scan from 4.0 to 2.7 ms. The caller scans one share; the pool
-# has a thread for each other share, each on a CPU of its own (placement.py).
+# The rows are scanned on one thread per core (numkong releases the GIL), each thread at least
+# this many rows: a woken thread takes ~0.3 ms to run here, a cold scan of these rows ~0.4.
+# The caller scans one share; the pool has a thread for each other share, each on a CPU of its
+# own (placement.py). The codes are scanned where they lie, by ``cdist``: its packed matrix
+# kernel (``dots_pack``, blocks of 16k rows) read a cold 108k-row scan in 3.2 ms on two
+# threads against 2.7 unpacked, and kept a second copy of the codes.
+_SHARE_ROWS = 16_384
 _SHARDS = max(1, min(4, placement.cpu_count()))
 _SCAN_POOL = ThreadPoolExecutor(
     max_workers=max(1, _SHARDS - 1),
@@ -69,18 +70,10 @@ class Vectors:
         self.scale = 0.0  # codes = round(x · scale); fixed by the first rows written
         self.error = 0.0  # the largest ‖x − codes / scale‖ of any row
         self.norm = 0.0  # the largest ‖x‖ of any row
-        self._packed: list[numkong.PackedMatrix] = []  # full blocks of codes
 
     @property
     def nbytes(self) -> int:
-        packed = sum(int(block.nbytes) for block in self._packed)
-        return self.exact.nbytes + self.codes.nbytes + packed
-
-    def pack(self, used: int) -> None:
-        """Pack every block of codes that ``used`` rows fill and is not packed yet."""
-        while (len(self._packed) + 1) * _BLOCK <= used:
-            start = len(self._packed) * _BLOCK
-            self._packed.append(numkong.dots_pack(self.codes[start : start + _BLOCK]))
+        return self.exact.nbytes + self.codes.nbytes
 
     def grow(self, capacity: int, used: int) -> None:
         exact = np.zeros((capacity, self.dimension), np.float32)
@@ -102,7 +95,6 @@ class Vectors:
         residual = rows - codes.astype(np.float32) / self.scale
         self.error = max(self.error, float(np.linalg.norm(residual, axis=1).max()))
         self.norm = max(self.norm, float(np.linalg.norm(rows, axis=1).max()))
-        self.pack(stop)
 
     def cosines(self, rows: Rows, query: Matrix) -> npt.NDArray[np.float32]:
         """Float32 cosines of ``rows`` (vectors are unit length).
@@ -143,26 +135,22 @@ class Vectors:
     def _scan(self, query_codes: Codes, mask: Mask, k: int) -> tuple[npt.NDArray[np.float32], Rows]:
         """The int8 dot product of the query with every row (-inf outside ``mask``), and the
         ``k`` rows of best product or more (rows tied with the k-th come too: any k or more
-        give a floor). The threads score their blocks; one partition afterwards finds the
-        k-th best (a partition of each block cost ~0.4 ms more, cold)."""
+        give a floor). The threads score their shares; one partition afterwards finds the
+        k-th best (a partition of each share cost ~0.4 ms more, cold)."""
         n = mask.size
         scores = np.empty(n, np.float32)
         every = bool(mask.all())
         query = query_codes[None]
 
         def scan(share: Share) -> None:
-            for start, stop, packed in share:
-                if packed is not None:
-                    scores[start:stop] = np.asarray(numkong.dots_packed(query, packed))[0]
-                else:
-                    rest = scores[start:stop][None]
-                    numkong.cdist(
-                        query, self.codes[start:stop], metric="dot", out=rest, out_dtype="float32"
-                    )
-                if not every:
-                    scores[start:stop][~mask[start:stop]] = -np.inf
+            start, stop = share
+            out = scores[start:stop][None]
+            # int8 products summed in int32: exact in float32 up to 1,040 dimensions (2^24).
+            numkong.cdist(query, self.codes[start:stop], metric="dot", out=out, out_dtype="float32")
+            if not every:
+                scores[start:stop][~mask[start:stop]] = -np.inf
 
-        shards = self._shards(n)
+        shards = _shards(n)
         # Beside the pool threads, each on a CPU of its own (placement.py), when they help.
         # They are woken first: a woken thread takes ~0.3 ms to run here, as long as holding
         # the caller (a move to its CPU), so the two overlap.
@@ -174,18 +162,12 @@ class Vectors:
         kth = np.partition(scores, n - k)[n - k]
         return scores, np.flatnonzero(scores >= kth)
 
-    def _shards(self, n: int) -> list[Share]:
-        """The packed blocks of ``n`` rows dealt to the scan's threads in turn, and the rows
-        after them (unpacked) cut into one piece a thread, so each has as many rows."""
-        full = min(len(self._packed), n // _BLOCK)
-        blocks = [(j * _BLOCK, (j + 1) * _BLOCK, self._packed[j]) for j in range(full)]
-        count = max(1, min(_SHARDS, len(blocks) + (full * _BLOCK < n)))
-        shards: list[Share] = [list(blocks[i::count]) for i in range(count)]
-        cuts = np.linspace(full * _BLOCK, n, count + 1).astype(int).tolist()
-        for i, (start, stop) in enumerate(itertools.pairwise(cuts)):
-            if start < stop:
-                shards[(i + full) % count].append((start, stop, None))
-        return shards
+
+def _shards(n: int) -> list[Share]:
+    """``n`` rows cut into one contiguous piece a thread, as many rows each."""
+    count = max(1, min(_SHARDS, n // _SHARE_ROWS))
+    cuts = np.linspace(0, n, count + 1).astype(int).tolist()
+    return list(itertools.pairwise(cuts))
 
 
 def _best(rows: Rows, cosines: npt.NDArray[np.float32], k: int) -> Nearest:
