@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+import naturali.service.rehearsal as rehearsal_module
 import naturali.service.search as search_module
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
+from naturali.retrieval.vectors import Vectors
 
 DOCS = {
     "/handbook/support/refunds.md": "Refunds are processed within five business days.",
@@ -444,3 +446,46 @@ def test_the_likeliest_hits_are_read_while_the_query_is_embedded_on_sqlite_only(
     texts = [text for _, read_texts in reads for text in read_texts]
     assert sorted(texts) == sorted(h["content"] for h in hits)  # each read once
     assert len(hits) == 3
+
+
+def test_a_search_rehearses_the_steps_after_its_vector_while_the_model_runs(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the query is embedded the steps after the vector run on a stand-in (their code
+    warmed: service/rehearsal.py), through the int8 scan a large project's search takes; a
+    search whose vector is known already does not wait, so it does not rehearse. The results
+    are the same either way."""
+    project_id = api.project()
+    api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
+    embedder = api.naturali.embedder()
+    original_embed = embedder.embed_query
+    rehearsed = threading.Event()
+    during: list[bool] = []  # per embedding: whether the rehearsal ran while it ran
+    scans: list[int] = []  # rows of each int8 scan
+
+    def slow_embed(text: str) -> Any:
+        during.append(rehearsed.wait(timeout=5))
+        return original_embed(text)
+
+    rehearsal = search_module._REHEARSAL
+    rehearse = type(rehearsal).run
+
+    def spy(*args: Any) -> None:
+        rehearse(rehearsal, *args)
+        rehearsed.set()
+
+    original_scan = Vectors._scan
+
+    def counted_scan(self: Vectors, codes: Any, mask: Any, k: int) -> Any:
+        scans.append(mask.size)
+        return original_scan(self, codes, mask, k)
+
+    monkeypatch.setattr(embedder, "embed_query", slow_embed)
+    monkeypatch.setattr(rehearsal, "run", spy)
+    monkeypatch.setattr(Vectors, "_scan", counted_scan)
+    first = _results(api, project_id, query="how long do refunds take")
+    assert during == [True] and scans == [rehearsal_module.ROWS]  # not the project's one row
+    rehearsed.clear()
+    again = _results(api, project_id, query="how long do refunds take")  # its vector is known
+    assert not rehearsed.is_set() and during == [True]
+    assert again == first
