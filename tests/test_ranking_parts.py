@@ -17,9 +17,11 @@ import pytest
 
 from naturali.model import Chunk, SourceType
 from naturali.retrieval.gate import Gate
+from naturali.retrieval.hybrid import Ranking
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection, owner_key
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.vectors import Vectors
+from naturali.service.rehearsal import Rehearsal
 from naturali.text.tokens import query_terms, terms
 
 
@@ -277,3 +279,15 @@ def test_searches_selecting_at_once_after_new_owners_agree() -> None:
             assert masks == [expected] * 6
     finally:
         sys.setswitchinterval(switch)
+
+
+@pytest.mark.parametrize(
+    "ranking",
+    [Ranking(), Ranking(fusion="rrf"), Ranking(signals="vector"), Ranking(signals="lexical")],
+)
+def test_the_rehearsal_ranks_its_stand_in_for_every_ranking(ranking: Ranking) -> None:
+    """Both legs find every stand-in row (its term stemmed as a query's is), so a rehearsal
+    always has a best row to make a result of, whichever ranking the search uses."""
+    made: list[float] = []
+    Rehearsal().run(64, 10, ranking, lambda document, chunk, ranked: made.append(ranked.score))
+    assert len(made) == 1

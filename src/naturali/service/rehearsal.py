@@ -23,9 +23,11 @@ import numpy as np
 from naturali.model import Chunk, Document, SourceType
 from naturali.retrieval.hybrid import Ranked, Ranking, rank
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, owner_key
+from naturali.text.tokens import query_terms
 
 ROWS = 256  # more than a leg's candidates, so the vector leg takes its int8 path
 _TERM = "rehearsal"
+_TERMS = query_terms(_TERM)  # stemmed, as a query's are
 _WHEN = "2026-01-01T00:00:00Z"
 _DOCUMENT = Document(
     id="doc_rehearsal",
@@ -64,7 +66,8 @@ class Rehearsal:
         ``result``."""
         index = self._stand_in(dimension)
         query = index.vectors.exact[0]
-        best = rank(index, index.live_rows, lambda _: query, [_TERM], limit, None, ranking)[0]
+        ranked = rank(index, index.live_rows, lambda _: query, _TERMS, limit, None, ranking)
+        best = ranked[0]  # every row matches both legs: never empty
         result(_DOCUMENT, _chunk(int(index.seqs[best.row]), b""), best)
 
     def _stand_in(self, dimension: int) -> ProjectIndex:
