@@ -10,7 +10,8 @@ dimension and one result. Their code is then in the caches when the real rows co
 rows themselves are the project's and stay as cold as they were.
 
 In process at 108k chunks (alternating query by query, caches swept between searches), the
-service call went from 12.20, 12.33 and 12.05 to 11.81, 12.03 and 11.79 ms.
+service call went from 12.22, 11.25 and 12.01 to 12.00, 11.11 and 11.83 ms; the rehearsal
+itself took 0.65 ms cold, with 1.9–2.6 ms left before the vector.
 """
 
 from __future__ import annotations
