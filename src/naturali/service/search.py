@@ -7,6 +7,7 @@ is never stored or logged.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -208,7 +209,7 @@ class Search:
         known = self._query_vectors.recent(query)
         if known is None:
             return _EMBEDDING_POOL.submit(
-                lambda: self._query_vectors.vector(query), hand_over=hand_over
+                functools.partial(self._query_vectors.vector, query), hand_over=hand_over
             )
         done: Future[Vector] = Future()
         done.set_result(known)
