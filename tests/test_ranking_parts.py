@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from naturali.model import Chunk, SourceType
+from naturali.retrieval import vectors as vectors_module
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.hybrid import Ranking
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection, owner_key
@@ -291,3 +292,27 @@ def test_the_rehearsal_ranks_its_stand_in_for_every_ranking(ranking: Ranking) ->
     made: list[float] = []
     Rehearsal().run(64, 10, ranking, lambda document, chunk, ranked: made.append(ranked.score))
     assert len(made) == 1
+
+
+def _reference_best(scores: np.ndarray, k: int) -> np.ndarray:
+    kth = np.partition(scores, scores.size - k)[scores.size - k]
+    return np.flatnonzero(scores >= kth)
+
+
+@pytest.mark.parametrize("k", [1, 10, 100, 500])
+def test_the_best_scored_rows_are_those_a_whole_partition_finds(k: int) -> None:
+    """The sampled threshold finds the same rows as partitioning every score: with ties (int8
+    products are whole numbers), masked rows at -inf, and a sample that misses the best rows
+    (so the threshold lets fewer than k through and every score is partitioned)."""
+    rng = np.random.default_rng(11)
+    cases = [
+        rng.standard_normal(50_000).astype(np.float32),
+        np.rint(rng.standard_normal(50_000) * 20).astype(np.float32),  # many ties
+        np.where(rng.random(50_000) < 0.6, -np.inf, rng.standard_normal(50_000)).astype(np.float32),
+    ]
+    sampled = np.arange(50_000) % vectors_module._SAMPLE_STRIDE == 0
+    cases.append(np.where(sampled, 0.0, 1.0).astype(np.float32))  # the best rows unsampled
+    # The sample's best are the whole's: too few pass its threshold, so every score is partitioned.
+    cases.append(np.where(sampled, 1.0 + rng.random(50_000), rng.random(50_000)).astype(np.float32))
+    for scores in cases:
+        assert np.array_equal(vectors_module._best_scored(scores, k), _reference_best(scores, k))

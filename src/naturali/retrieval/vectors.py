@@ -44,6 +44,10 @@ _SLACK = 1e-5  # float32 rounding in the scaled scores
 # kernel (``dots_pack``, blocks of 16k rows) read a cold 108k-row scan in 3.2 ms on two
 # threads against 2.7 unpacked, and kept a second copy of the codes.
 _SHARE_ROWS = 16_384
+# The k-th best int8 score is looked for among the rows over a threshold taken from a sample
+# of every 16th score, deep enough for ~3k rows to pass (_best_scored).
+_SAMPLE_STRIDE = 16
+_SAMPLE_SLACK = 8
 _SHARDS = max(1, min(4, placement.cpu_count()))
 _SCAN_POOL = ThreadPoolExecutor(
     max_workers=max(1, _SHARDS - 1),
@@ -159,8 +163,29 @@ class Vectors:
             scan(shards[0])
         for other in others:
             other.result()
+        return scores, _best_scored(scores, k)
+
+
+def _best_scored(scores: npt.NDArray[np.float32], k: int) -> Rows:
+    """The rows whose score is at least the ``k``-th best, in row order.
+
+    A partition of every score took 0.85 ms of a 108k-row scan's 2.9 here (numpy 2.4, Zen 4).
+    Every ``_SAMPLE_STRIDE``-th score is partitioned instead, for a threshold that ~3k rows
+    pass; the k-th best is then found among those alone. Should fewer than ``k`` pass (a
+    sample unlike the whole), every score is partitioned, as before: the rows are the same."""
+    n = scores.size
+    sample = scores[::_SAMPLE_STRIDE]
+    deep = min(sample.size, 3 * k // _SAMPLE_STRIDE + _SAMPLE_SLACK)
+    above = np.empty(0, np.int64)
+    if sample.size > deep:
+        threshold = np.partition(sample, sample.size - deep)[sample.size - deep]
+        above = np.flatnonzero(scores >= threshold)
+    if above.size < k:
         kth = np.partition(scores, n - k)[n - k]
-        return scores, np.flatnonzero(scores >= kth)
+        return np.flatnonzero(scores >= kth)
+    passed = scores[above]
+    kth = np.partition(passed, passed.size - k)[passed.size - k]
+    return above[passed >= kth]
 
 
 def _shards(n: int) -> list[Share]:
