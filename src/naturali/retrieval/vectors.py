@@ -185,7 +185,8 @@ def _best_scored(scores: npt.NDArray[np.float32], k: int) -> Rows:
         return np.flatnonzero(scores >= kth)
     passed = scores[above]
     kth = np.partition(passed, passed.size - k)[passed.size - k]
-    return above[passed >= kth]
+    best: Rows = above[passed >= kth]
+    return best
 
 
 def _shards(n: int) -> list[Share]:
