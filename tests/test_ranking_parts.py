@@ -82,15 +82,43 @@ def test_rows_whose_cosines_lie_close_together_are_rescored_in_a_narrow_window()
 
 
 def test_clipped_rows_widen_the_margin_but_stay_exact() -> None:
-    vectors = Vectors(4)
+    vectors = Vectors(8)
     vectors.grow(4, 0)
-    vectors.put(0, np.array([[0.1, 0.0, 0.0, 0.0]], np.float32))
+    # Dimensions 0-3 are the loud ones (the first four of the largest); 4 sets the scale.
+    vectors.put(0, np.array([[0.1, 0.1, 0.1, 0.1, 0.1, 0.0, 0.0, 0.0]], np.float32))
     error_before = vectors.error
-    vectors.put(1, np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]], np.float32))
+    later = np.zeros((2, 8), np.float32)
+    later[0, 4], later[1, 5] = 1.0, 1.0
+    vectors.put(1, later)
     assert vectors.error > error_before  # 1.0 is past the scale fixed by 0.1: clipped
     mask = np.ones(3, bool)
-    found = vectors.nearest(np.array([1.0, 0.0, 0.0, 0.0], np.float32), mask, 1)
+    found = vectors.nearest(later[0], mask, 1)
     assert found.rows.tolist() == [1]
+
+
+def test_a_loud_dimension_gets_a_second_code_column_and_the_others_set_the_scale() -> None:
+    """As bge-small's vectors have: one dimension far larger than the rest. It would clip at
+    the others' scale; its second column takes the rest, so nothing clips and the scan stays
+    exact."""
+    rng = np.random.default_rng(5)
+    raw = 0.05 * rng.standard_normal((3000, 64))
+    raw[:, 3] += 0.3  # its largest component 1.5 times the others' largest, and headroom
+    matrix = _unit(raw)
+    vectors = Vectors(64)
+    vectors.grow(3000, 0)
+    vectors.put(0, matrix)
+    assert 3 in vectors.loud.tolist() and vectors.codes.shape == (3000, 64 + 4)
+    quiet = np.delete(np.abs(matrix).max(axis=0), vectors.loud).max()
+    assert np.isclose(vectors.scale, 127.0 / (quiet * 1.25))
+    second = 64 + vectors.loud.tolist().index(3)
+    assert np.abs(vectors.codes[:, 3].astype(int) + vectors.codes[:, second]).max() > 127
+    # Rounding alone: no component is clipped.
+    assert np.abs(vectors._decode(vectors.codes) - matrix).max() <= 0.5 / vectors.scale + 1e-6
+    mask = np.ones(3000, bool)
+    for trial in range(10):
+        query = _unit(raw[trial][None] + 0.05 * rng.standard_normal((1, 64)))[0]
+        found = vectors.nearest(query, mask, 10)
+        assert np.allclose(found.cosines, _float32_top(matrix, mask, query, 10), atol=1e-6)
 
 
 @pytest.mark.skipif(

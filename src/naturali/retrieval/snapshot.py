@@ -29,7 +29,7 @@ from naturali.retrieval.index import OwnerAttrs, ProjectIndex
 from naturali.retrieval.lexical import LexicalArrays, LexicalIndex
 from naturali.retrieval.vectors import Vectors
 
-FORMAT = 1
+FORMAT = 2  # 2: the int8 codes have a second column for each loud dimension
 _ARRAYS = "arrays.npy.npz"
 _META = "meta.json"
 
@@ -58,6 +58,7 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
         "scale": index.vectors.scale,
         "error": index.vectors.error,
         "norm": index.vectors.norm,
+        "loud": index.vectors.loud.tolist(),
         "owner_keys": index.owner_keys,
         "owner_attrs": [[code, *_attrs_row(a)] for code, a in index.owner_attrs.items()],
         "vocabulary": lexical.vocabulary,
@@ -139,7 +140,7 @@ def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
     return (
         all(len(arrays[name]) == n for name in per_row)
         and arrays["exact"].shape == (n, dimension)
-        and arrays["codes"].shape == (n, dimension)
+        and arrays["codes"].shape == (n, dimension + len(meta["loud"]))
         and len(offsets) == len(meta["vocabulary"]) + 1
         and int(offsets[-1]) == len(arrays["rows"]) == len(arrays["tfs"])
         and len(meta["owner_keys"]) > int(arrays["owner"].max(initial=-1))
@@ -151,6 +152,7 @@ def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
     vectors = Vectors(int(meta["dimension"]))
     vectors.exact, vectors.codes = arrays["exact"], arrays["codes"]
     vectors.scale, vectors.error, vectors.norm = meta["scale"], meta["error"], meta["norm"]
+    vectors.loud = np.array(meta["loud"], np.int64)
     seqs = arrays["seqs"]
     alive = arrays["alive"]
     owner_keys: list[str] = list(meta["owner_keys"])
