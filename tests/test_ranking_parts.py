@@ -74,7 +74,7 @@ def test_rows_whose_cosines_lie_close_together_are_rescored_in_a_narrow_window()
     vectors.put(0, matrix)
     query = _unit((centre + 0.6 * rng.standard_normal(64))[None])[0]
     mask = np.ones(20_000, bool)
-    rows, cosines = vectors._rescored(query, mask, 100)
+    rows, cosines = vectors.scan(mask, 100)._rescored(query)
     scores = np.sort(matrix @ query)[::-1]
     assert set(np.argsort(-(matrix @ query))[:100]) <= set(rows.tolist())  # exact
     kth_int8_window = int(np.count_nonzero(scores >= scores[99] - 2 * 2 * vectors.error))
@@ -344,3 +344,76 @@ def test_the_best_scored_rows_are_those_a_whole_partition_finds(k: int) -> None:
     cases.append(np.where(sampled, 1.0 + rng.random(50_000), rng.random(50_000)).astype(np.float32))
     for scores in cases:
         assert np.array_equal(vectors_module._best_scored(scores, k), _reference_best(scores, k))
+
+
+def _scan_rows() -> tuple[Vectors, np.ndarray]:
+    rng = np.random.default_rng(9)
+    centres = rng.standard_normal((20, 64))
+    matrix = _unit(centres[rng.integers(0, 20, 40_000)] + 0.3 * rng.standard_normal((40_000, 64)))
+    vectors = Vectors(64)
+    vectors.grow(40_000, 0)
+    vectors.put(0, matrix)
+    return vectors, matrix
+
+
+def _helped_scan(
+    vectors: Vectors, query: np.ndarray, given: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Any, list[str]]:
+    """The nearest rows of a scan whose shares a helper thread, given ``given``, took first;
+    and which thread scanned each share."""
+    scanned: list[str] = []
+    original = vectors_module.Scan._scan_share
+
+    def spied(self: Any, share: Any, codes: Any) -> None:
+        scanned.append(threading.current_thread().name)
+        original(self, share, codes)
+
+    monkeypatch.setattr(vectors_module.Scan, "_scan_share", spied)
+    scan = vectors.scan(np.ones(40_000, bool), 10)
+    scan.expect_help()
+    helper = threading.Thread(target=scan.help, args=(given,), name="helper")
+    helper.start()
+    helper.join()
+    return scan.nearest(query), scanned
+
+
+def test_a_helper_thread_scans_a_searchs_shares_as_soon_as_it_has_the_vector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The thread that made the query vector (service/search.py) takes every share left; the
+    search's thread then finds the scan done, and the top k is the float32 top k."""
+    vectors, matrix = _scan_rows()
+    query = matrix[123]
+    found, scanned = _helped_scan(vectors, query, query, monkeypatch)
+    assert scanned == ["helper", "helper"]  # two shares of 20,000 rows, both by the helper
+    assert np.allclose(found.cosines, _float32_top(matrix, np.ones(40_000, bool), query, 10))
+
+
+def test_a_helper_given_another_vector_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors, matrix = _scan_rows()
+    query = matrix[5]
+    found, scanned = _helped_scan(vectors, query, matrix[6], monkeypatch)
+    assert scanned.count("helper") == 2 and scanned.count("MainThread") == 2  # scanned again
+    assert np.allclose(found.cosines, _float32_top(matrix, np.ones(40_000, bool), query, 10))
+
+
+def test_a_share_a_helper_could_not_scan_is_scanned_by_the_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    vectors, matrix = _scan_rows()
+    original = vectors_module.Scan._scan_share
+
+    def failing_in_helper(self: Any, share: Any, codes: Any) -> None:
+        if threading.current_thread().name == "helper":
+            raise MemoryError("no room")
+        original(self, share, codes)
+
+    monkeypatch.setattr(vectors_module.Scan, "_scan_share", failing_in_helper)
+    query = matrix[77]
+    scan = vectors.scan(np.ones(40_000, bool), 10)
+    scan.expect_help()
+    helper = threading.Thread(target=scan.help, args=(query,), name="helper")
+    helper.start()
+    helper.join()
+    found = scan.nearest(query)
+    assert np.allclose(found.cosines, _float32_top(matrix, np.ones(40_000, bool), query, 10))

@@ -14,7 +14,7 @@ import naturali.service.rehearsal as rehearsal_module
 import naturali.service.search as search_module
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.retrieval.vectors import Vectors
+from naturali.retrieval.vectors import Scan
 
 DOCS = {
     "/handbook/support/refunds.md": "Refunds are processed within five business days.",
@@ -474,18 +474,64 @@ def test_a_search_rehearses_the_steps_after_its_vector_while_the_model_runs(
         rehearse(rehearsal, *args)
         rehearsed.set()
 
-    original_scan = Vectors._scan
+    original_scan = Scan._scanned
 
-    def counted_scan(self: Vectors, codes: Any, mask: Any, k: int) -> Any:
-        scans.append(mask.size)
-        return original_scan(self, codes, mask, k)
+    def counted_scan(self: Scan, query: Any) -> Any:
+        scans.append(self._mask.size)
+        return original_scan(self, query)
 
     monkeypatch.setattr(embedder, "embed_query", slow_embed)
     monkeypatch.setattr(rehearsal, "run", spy)
-    monkeypatch.setattr(Vectors, "_scan", counted_scan)
+    monkeypatch.setattr(Scan, "_scanned", counted_scan)
     first = _results(api, project_id, query="how long do refunds take")
     assert during == [True] and scans == [rehearsal_module.ROWS]  # not the project's one row
     rehearsed.clear()
     again = _results(api, project_id, query="how long do refunds take")  # its vector is known
     assert not rehearsed.is_set() and during == [True]
     assert again == first
+
+
+class _SpiedScan:
+    def __init__(self) -> None:
+        self.expected: bool | None = None
+        self.helped_on: list[str] = []
+
+    def expect_help(self) -> None:
+        self.expected = True
+
+    def decline_help(self) -> None:
+        self.expected = False
+
+    def help(self, query: Any) -> None:
+        self.helped_on.append(threading.current_thread().name)
+
+
+def test_the_thread_that_embeds_the_query_is_the_scans_helper() -> None:
+    """The vector's thread helps scan (retrieval/vectors.py Scan); a vector known already
+    brings no helper, and one that is done by the time the helper is registered declines."""
+    from concurrent.futures import Future
+
+    done: Future[Any] = Future()
+    done.set_result(np.zeros(4, np.float32))
+    assert search_module._scan_helper(done) is None
+
+    pending: Future[Any] = Future()
+    helper = search_module._scan_helper(pending)
+    assert helper is not None
+    scan = _SpiedScan()
+    helper(scan)  # type: ignore[arg-type]
+    assert scan.expected is True and scan.helped_on == []
+    embedding = threading.Thread(
+        target=pending.set_result, args=(np.zeros(4, np.float32),), name="embedder"
+    )
+    embedding.start()
+    embedding.join()
+    assert scan.helped_on == ["embedder"]
+
+    late: Future[Any] = Future()
+    helper = search_module._scan_helper(late)
+    assert helper is not None
+    late.set_result(np.zeros(4, np.float32))  # done before the helper is registered
+    scan = _SpiedScan()
+    helper(scan)  # type: ignore[arg-type]
+    assert scan.expected is False and scan.helped_on == []

@@ -16,6 +16,7 @@ this one holds ~1,000, and ~480 since the loud dimensions have a second code col
 from __future__ import annotations
 
 import itertools
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -151,57 +152,178 @@ class Vectors:
 
     def nearest(self, query: Matrix, mask: Mask, k: int) -> Nearest:
         """The exact top ``k`` rows of ``mask`` by float32 cosine."""
+        return self.scan(mask, k).nearest(query)
+
+    def scan(self, mask: Mask, k: int) -> Scan:
+        """A search's exact top ``k`` of ``mask``, made ready before its query vector exists."""
+        return Scan(self, mask, k)
+
+
+@dataclass(frozen=True)
+class _QueryCodes:
+    vector: Matrix
+    codes: Codes  # one row: the query's codes, then each loud dimension's again
+    scale: float
+    error: float  # ‖query − codes / scale‖
+
+
+class Scan:
+    """One search's exact top k over a mask: the int8 scan cut into shares that any thread
+    holding the query vector may take.
+
+    Without a helper the search's thread scans one share and the scan pool the others. With
+    one (``expect_help``), the thread that embedded the query takes shares from the moment
+    the vector exists (``help``, service/search.py): it is running already, where the search's
+    own thread must first be woken (0.2-0.7 ms on the 2-vCPU VM) and then wake a pool thread
+    (~0.3 ms more). The search's thread takes whatever shares are left when it gets there."""
+
+    def __init__(self, vectors: Vectors, mask: Mask, k: int) -> None:
+        self._vectors, self._mask, self._k = vectors, mask, k
         subset = int(np.count_nonzero(mask))
-        if subset <= k or subset < _FULL_SCAN_SHARE * mask.size or self.scale == 0.0:
-            selected = np.flatnonzero(mask)
-            return _best(selected, self.cosines(selected, query), k)
-        return _best(*self._rescored(query, mask, k), k)
+        self.scans = not (
+            subset <= k or subset < _FULL_SCAN_SHARE * mask.size or vectors.scale == 0.0
+        )
+        self._every = subset == mask.size
+        self._shares = _shards(mask.size) if self.scans else []
+        self._scores = np.empty(mask.size if self.scans else 0, np.float32)
+        self._lock = threading.Lock()
+        self._query: _QueryCodes | None = None
+        self._claimed = 0  # shares taken, in order
+        self._unfinished = len(self._shares)
+        self._finished = threading.Event()
+        self._failed: list[Share] = []  # shares a helper could not scan: scanned again
+        self._helped = False
+        if not self._shares:
+            self._finished.set()
 
-    def _rescored(self, query: Matrix, mask: Mask, k: int) -> tuple[Rows, npt.NDArray[np.float32]]:
-        """The rows that may be in the top ``k`` (see the module docstring), rescored; the mask
-        holds more than ``k`` rows."""
-        query_scale = 127.0 / max(float(np.abs(query).max()), 1e-12)
-        query_codes = np.clip(np.rint(query * query_scale), -127, 127).astype(np.int8)
-        query_error = float(np.linalg.norm(query - query_codes.astype(np.float32) / query_scale))
-        # Each loud dimension's code again, for its second column.
-        query_codes = np.concatenate([query_codes, query_codes[self.loud]])
-        scores, first = self._scan(query_codes, mask, k)
+    def expect_help(self) -> None:
+        """A helper will be given the query vector (``help``) as soon as it exists."""
+        self._helped = self.scans
+
+    def decline_help(self) -> None:
+        """No helper after all (before the search's thread asks for the nearest rows)."""
+        self._helped = False
+
+    def help(self, query: Matrix) -> None:
+        """Scan the shares not taken yet (any thread). A share that fails is left to the
+        search's thread, which scans it again."""
+        if not self.scans:
+            return
+        try:
+            codes = self._codes(query)
+        except Exception:
+            return  # nothing taken: the search's thread scans every share
+        while (share := self._claim()) is not None:
+            try:
+                self._scan_share(share, codes)
+            except Exception:
+                with self._lock:
+                    self._failed.append(share)
+            finally:
+                self._finish_one()
+
+    def nearest(self, query: Matrix) -> Nearest:
+        """The exact top k rows of the mask by float32 cosine."""
+        if not self.scans:
+            selected = np.flatnonzero(self._mask)
+            return _best(selected, self._vectors.cosines(selected, query), self._k)
+        return _best(*self._rescored(query), self._k)
+
+    def _rescored(self, query: Matrix) -> tuple[Rows, npt.NDArray[np.float32]]:
+        """The rows that may be in the top k (see the module docstring), rescored."""
+        vectors, k = self._vectors, self._k
+        codes = self._scanned(query)
         margin = (
-            float(np.linalg.norm(query)) * self.error + query_error * (self.norm + self.error)
+            float(np.linalg.norm(query)) * vectors.error
+            + codes.error * (vectors.norm + vectors.error)
         ) + _SLACK
-        floor = float(self.cosines(first, query).min()) - margin
+        first = _best_scored(self._scores, k)
+        floor = float(vectors.cosines(first, query).min()) - margin
         # The scores stay in int8 units: the floor is scaled once instead of every score.
-        candidates = np.flatnonzero(scores >= floor * (self.scale * query_scale))
-        return candidates, self.cosines(candidates, query)
+        candidates = np.flatnonzero(self._scores >= floor * (vectors.scale * codes.scale))
+        return candidates, vectors.cosines(candidates, query)
 
-    def _scan(self, query_codes: Codes, mask: Mask, k: int) -> tuple[npt.NDArray[np.float32], Rows]:
-        """The int8 dot product of the query with every row (-inf outside ``mask``), and the
-        ``k`` rows of best product or more (rows tied with the k-th come too: any k or more
-        give a floor). The threads score their shares; one partition afterwards finds the
-        k-th best (a partition of each share cost ~0.4 ms more, cold)."""
-        n = mask.size
-        scores = np.empty(n, np.float32)
-        every = bool(mask.all())
-        query = query_codes[None]
+    def _scanned(self, query: Matrix) -> _QueryCodes:
+        """Every share scanned with ``query``'s codes, by this thread and its helpers."""
+        codes = self._codes(query)
+        if not np.array_equal(codes.vector, query):  # a helper was given another vector
+            while self._claim() is not None:
+                self._finish_one()
+            self._finished.wait()  # the helper's writes are over: every share again
+            codes = _quantised(self._vectors, query)
+            for whole in self._shares:
+                self._scan_share(whole, codes)
+            return codes
+        if self._helped:
+            while (share := self._claim()) is not None:
+                self._scan_share(share, codes)
+                self._finish_one()
+        else:
+            self._with_pool(codes)
+        self._finished.wait()
+        for failed in self._failed:
+            self._scan_share(failed, codes)
+        return codes
 
-        def scan(share: Share) -> None:
-            start, stop = share
-            out = scores[start:stop][None]
-            # int8 products summed in int32: exact in float32 up to 1,040 dimensions (2^24).
-            numkong.cdist(query, self.codes[start:stop], metric="dot", out=out, out_dtype="float32")
-            if not every:
-                scores[start:stop][~mask[start:stop]] = -np.inf
+    def _with_pool(self, codes: _QueryCodes) -> None:
+        """This thread's share beside the pool threads, each on a CPU of its own
+        (placement.py), when there are more shares. They are woken first: a woken thread
+        takes ~0.3 ms to run here, as long as holding the caller (a move to its CPU)."""
 
-        shards = _shards(n)
-        # Beside the pool threads, each on a CPU of its own (placement.py), when they help.
-        # They are woken first: a woken thread takes ~0.3 ms to run here, as long as holding
-        # the caller (a move to its CPU), so the two overlap.
-        others = [_SCAN_POOL.submit(scan, share) for share in shards[1:]]
-        with placement.held() if others else nullcontext():
-            scan(shards[0])
+        def pooled(share: Share) -> None:
+            try:
+                self._scan_share(share, codes)
+            finally:
+                self._finish_one()
+
+        mine = self._claim()
+        others = []
+        while (share := self._claim()) is not None:
+            others.append(_SCAN_POOL.submit(pooled, share))
+        if mine is not None:
+            with placement.held() if others else nullcontext():
+                pooled(mine)
         for other in others:
             other.result()
-        return scores, _best_scored(scores, k)
+
+    def _codes(self, query: Matrix) -> _QueryCodes:
+        """The query's codes, made by the first thread to ask."""
+        with self._lock:
+            if self._query is None:
+                self._query = _quantised(self._vectors, query)
+            return self._query
+
+    def _claim(self) -> Share | None:
+        with self._lock:
+            if self._claimed == len(self._shares):
+                return None
+            self._claimed += 1
+            return self._shares[self._claimed - 1]
+
+    def _finish_one(self) -> None:
+        with self._lock:
+            self._unfinished -= 1
+            if self._unfinished == 0:
+                self._finished.set()
+
+    def _scan_share(self, share: Share, codes: _QueryCodes) -> None:
+        """The int8 dot product of the query with the share's rows (-inf outside the mask)."""
+        start, stop = share
+        out = self._scores[start:stop][None]
+        # int8 products summed in int32: exact in float32 up to 1,040 dimensions (2^24).
+        rows = self._vectors.codes[start:stop]
+        numkong.cdist(codes.codes, rows, metric="dot", out=out, out_dtype="float32")
+        if not self._every:
+            self._scores[start:stop][~self._mask[start:stop]] = -np.inf
+
+
+def _quantised(vectors: Vectors, query: Matrix) -> _QueryCodes:
+    scale = 127.0 / max(float(np.abs(query).max()), 1e-12)
+    codes = np.clip(np.rint(query * scale), -127, 127).astype(np.int8)
+    error = float(np.linalg.norm(query - codes.astype(np.float32) / scale))
+    # Each loud dimension's code again, for its second column.
+    row = np.concatenate([codes, codes[vectors.loud]])[None]
+    return _QueryCodes(query.copy(), row, scale, error)
 
 
 def _best_scored(scores: npt.NDArray[np.float32], k: int) -> Rows:

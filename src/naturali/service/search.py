@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
@@ -30,7 +31,7 @@ from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import PRODUCT, Ranked, Ranking, rank
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
 from naturali.retrieval.registry import IndexRegistry
-from naturali.retrieval.vectors import Rows
+from naturali.retrieval.vectors import Rows, Scan
 from naturali.service.auth import Auth
 from naturali.service.embedding_pool import EmbeddingPool
 from naturali.service.memories import Memories
@@ -190,6 +191,7 @@ class Search:
                     request.limit,
                     request.min_similarity,
                     ranking,
+                    scan_helper=_scan_helper(embedding),
                 )
             picked = [(r, int(index.seqs[r.row]), index.owner_of(r.row)) for r in ranked]
         return self._results(
@@ -291,6 +293,27 @@ def _explanation(ranked: Ranked, with_similarity: bool) -> Explanation:
         bm25=ranked.bm25,
         fused=ranked.score,
     )
+
+
+def _scan_helper(pending: Future[Vector]) -> Callable[[Scan], None] | None:
+    """The thread that embeds the query goes on to scan the vector leg's shares as soon as
+    the vector exists (vectors.Scan): it is running, where the search's thread waits to be
+    woken. None when the vector is known already."""
+    if pending.done():
+        return None
+    searching = threading.get_ident()
+
+    def helper(scan: Scan) -> None:
+        def on_vector(done: Future[Vector]) -> None:
+            if threading.get_ident() == searching:  # done meanwhile: run at once, right here
+                scan.decline_help()
+            elif not done.cancelled() and done.exception() is None:
+                scan.help(done.result())
+
+        scan.expect_help()
+        pending.add_done_callback(on_vector)
+
+    return helper
 
 
 def _rehearsed_result(document: Document, chunk: Chunk, ranked: Ranked) -> None:
