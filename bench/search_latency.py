@@ -14,7 +14,8 @@ same data: query embedding (the query embedded as a passage is, and as a search 
 with MiniLM the exact model and its int8 query model, with bge-small the one model without and
 with its query instruction; two bare sums, two ratios), numpy exact cosine over the whole
 matrix with a top-100 selection, and a bm25s query (timed both as bm25s's ``retrieve`` and as
-its scores with numpy's top-100 taken from below; the faster counts, see BM25_TOP) — interleaved, query by query, so the
+its scores with numpy's top-100 taken from below; the faster counts, see BM25_TOP) —
+interleaved, query by query, so the
 machine's drift falls on all of them alike. The vector leg's top 100 is checked against
 numpy's float32 top 100 for every query (recall 1.0 expected: the int8 scan rescores in
 float32 within a proven error margin, retrieval/vectors.py).
