@@ -48,11 +48,11 @@ _SHARE_ROWS = 16_384
 # Dimensions whose components run far larger than the others' (bge-small's largest reaches 0.52
 # where most stop near 0.14) get a second code column each, so that the scale is set by the
 # other dimensions' largest (_encode): at 108k SciFact chunks the rows' error went from 0.031
-# to 0.016 and the rows rescored from ~1,000 to ~480 at the median query (p90 2,400 → 1,060),
+# to 0.016 and the rows rescored from ~1,000 to ~480 at the median query (p90 2,400 → 1,000),
 # for 4 columns more (the int8 kernel takes 388 as fast as 384).
 _LOUD_DIMS = 4
 # The k-th best int8 score is looked for among the rows over a threshold taken from a sample
-# of every 16th score, deep enough for ~3k rows to pass (_best_scored).
+# of every 16th score, deep enough for about 3·k rows to pass (_best_scored).
 _SAMPLE_STRIDE = 16
 _SAMPLE_SLACK = 8
 _SHARDS = max(1, min(4, placement.cpu_count()))
@@ -174,7 +174,7 @@ class Scan:
     Without a helper the search's thread scans one share and the scan pool the others. With
     one (``expect_help``), the thread that embedded the query takes shares from the moment
     the vector exists (``help``, service/search.py): it is running already, where the search's
-    own thread must first be woken (0.2-0.7 ms on the 2-vCPU VM) and then wake a pool thread
+    own thread must first be woken (0.2-0.9 ms on the 2-vCPU VM) and then wake a pool thread
     (~0.3 ms more). The search's thread takes whatever shares are left when it gets there."""
 
     def __init__(self, vectors: Vectors, mask: Mask, k: int) -> None:
@@ -330,9 +330,10 @@ def _best_scored(scores: npt.NDArray[np.float32], k: int) -> Rows:
     """The rows whose score is at least the ``k``-th best, in row order.
 
     A partition of every score took 0.85 ms of a 108k-row scan's 2.9 here (numpy 2.4, Zen 4).
-    Every ``_SAMPLE_STRIDE``-th score is partitioned instead, for a threshold that ~3k rows
-    pass; the k-th best is then found among those alone. Should fewer than ``k`` pass (a
-    sample unlike the whole), every score is partitioned, as before: the rows are the same."""
+    Every ``_SAMPLE_STRIDE``-th score is partitioned instead, for a threshold that about 3·k
+    rows pass (~430 for k = 100); the k-th best is then found among those alone. Should fewer
+    than ``k`` pass (a sample unlike the whole), every score is partitioned, as before: the
+    rows are the same."""
     n = scores.size
     sample = scores[::_SAMPLE_STRIDE]
     deep = min(sample.size, 3 * k // _SAMPLE_STRIDE + _SAMPLE_SLACK)
