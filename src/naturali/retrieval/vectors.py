@@ -40,10 +40,11 @@ _HEADROOM = 1.25  # later rows may reach a little past the first rows' largest c
 _SLACK = 1e-5  # float32 rounding in the scaled scores
 # The rows are scanned on one thread per core (numkong releases the GIL), each thread at least
 # this many rows: a woken thread takes ~0.3 ms to run here, a cold scan of these rows ~0.4.
-# The caller scans one share; the pool has a thread for each other share, each on a CPU of its
-# own (placement.py). The codes are scanned where they lie, by ``cdist``: its packed matrix
-# kernel (``dots_pack``, blocks of 16k rows) read a cold 108k-row scan in 3.2 ms on two
-# threads against 2.7 unpacked, and kept a second copy of the codes.
+# The thread that embedded the query takes shares first when a search has one (Scan.help);
+# otherwise the caller scans one share and the pool has a thread for each other share, each
+# on a CPU of its own (placement.py). The codes are scanned where they lie, by ``cdist``: its
+# packed matrix kernel (``dots_pack``, blocks of 16k rows) read a cold 108k-row scan in 3.2 ms
+# on two threads against 2.7 unpacked, and kept a second copy of the codes.
 _SHARE_ROWS = 16_384
 # Dimensions whose components run far larger than the others' (bge-small's largest reaches 0.52
 # where most stop near 0.14) get a second code column each, so that the scale is set by the
