@@ -15,6 +15,7 @@ import naturali.service.search as search_module
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.retrieval.vectors import Scan
+from naturali.service.requests import SearchRequest
 
 DOCS = {
     "/handbook/support/refunds.md": "Refunds are processed within five business days.",
@@ -489,6 +490,60 @@ def test_a_search_rehearses_the_steps_after_its_vector_while_the_model_runs(
     again = _results(api, project_id, query="how long do refunds take")  # its vector is known
     assert not rehearsed.is_set() and during == [True]
     assert again == first
+
+
+def test_a_search_beside_another_does_not_rehearse(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rehearsal warms code for a search alone on an idle machine; beside another search
+    that code is warm already and the CPU is better spent on the searches themselves. A search
+    made while another is in progress embeds its query without rehearsing; the other, alone
+    once it goes on, rehearses."""
+    project_id = api.project()
+    api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
+    naturali = api.naturali
+    owner = naturali.storage.oldest_user()
+    assert owner is not None
+    rehearsals: list[str] = []
+    rehearsed = threading.Event()
+
+    def spy(*_: Any) -> None:
+        rehearsals.append(threading.current_thread().name)
+        rehearsed.set()
+
+    embed_query = naturali.embedder().embed_query
+
+    def slow_for_the_first(text: str) -> Any:  # the first's model still runs when it asks
+        if "paid out" in text:
+            rehearsed.wait(timeout=5)
+        return embed_query(text)
+
+    monkeypatch.setattr(search_module._REHEARSAL, "run", spy)
+    monkeypatch.setattr(naturali.embedder(), "embed_query", slow_for_the_first)
+    inside, release = threading.Event(), threading.Event()
+    list_stores = naturali.storage.list_memory_stores
+
+    def held(project: str) -> Any:  # the first search waits here, in progress
+        if threading.current_thread().name == "first":
+            inside.set()
+            assert release.wait(timeout=10)
+        return list_stores(project)
+
+    monkeypatch.setattr(naturali.storage, "list_memory_stores", held)
+    first_results: list[Any] = []
+
+    def first() -> None:
+        request = SearchRequest(query="when are refunds paid out")
+        first_results.extend(naturali.search.search(owner, project_id, request))
+
+    thread = threading.Thread(target=first, name="first")
+    thread.start()
+    assert inside.wait(timeout=10)
+    second = naturali.search.search(owner, project_id, SearchRequest(query="refund timing"))
+    assert rehearsals == [] and len(second) == 1  # embedded, not rehearsed: the first was on
+    release.set()
+    thread.join(timeout=30)
+    assert rehearsals == ["first"] and len(first_results) == 1
 
 
 class _SpiedScan:

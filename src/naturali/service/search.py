@@ -145,6 +145,8 @@ class Search:
         self._auth = auth
         self._indexes = indexes
         self._memories = memories
+        self._in_progress = 0  # searches in this process now (see _query_vector)
+        self._in_progress_lock = threading.Lock()
 
     def search(
         self,
@@ -158,6 +160,22 @@ class Search:
         """The passages that answer ``request``, best first (docs/spec/search-api.md).
         ``embedding``: the query's vector from ``embed_ahead(request.query)``, when the caller
         started it before the request was validated (the HTTP API does)."""
+        with self._in_progress_lock:
+            self._in_progress += 1
+        try:
+            return self._search(user, project_id, request, ranking, embedding)
+        finally:
+            with self._in_progress_lock:
+                self._in_progress -= 1
+
+    def _search(
+        self,
+        user: User,
+        project_id: str,
+        request: SearchRequest,
+        ranking: Ranking,
+        embedding: Future[Vector] | None,
+    ) -> list[KnowledgeResult]:
         taking_part = participation(request)
         if request.query is None:
             embedding = None
@@ -232,7 +250,12 @@ class Search:
         so that a sync may go on: after ranking only the rest are read.
         On SQLite at 108k chunks (bench/search_latency.py) ~5 of the 10 results come from
         this read, the read after ranking finds the store's code and pages warm, and the
-        service call went from 0.73-0.76 to 0.68-0.70 of the bare sum in four pairs."""
+        service call went from 0.73-0.76 to 0.68-0.70 of the bare sum in four pairs.
+
+        Only a search alone in the process rehearses: beside others, their steps keep the
+        code warm already, and the cores are what is short. A rehearsal costs about what the
+        steps themselves cost (~1.3 ms of CPU at 600 chunks), a quarter of a search's Python
+        under `bench/load.py`, where a third of the searches embed their query."""
 
         def vector(lexical: Rows) -> Vector:
             if pending.done():
@@ -241,7 +264,8 @@ class Search:
             likeliest = [(int(index.seqs[row]), index.owner_of(row)) for row in ahead]
 
             def read_then_wait() -> Vector:
-                _REHEARSAL.run(index.dimension, limit, ranking, _rehearsed_result)
+                if self._in_progress == 1:  # this search alone
+                    _REHEARSAL.run(index.dimension, limit, ranking, _rehearsed_result)
                 hits.read(self._storage, project_id, likeliest)
                 return pending.result()
 
