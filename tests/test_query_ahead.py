@@ -235,8 +235,8 @@ def test_a_well_formed_search_is_answered_before_fastapis_routing_as_the_route_a
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A search whose body validates is answered by the middleware (FastAPI's routing and
-    dependencies cost the event loop ~1.2 ms a search); every answer — results, a service's
-    error, a body the route refuses — is the route's own, byte for byte."""
+    dependencies cost the event loop most of its CPU for a search); every answer — results, a
+    service's error, a body the route refuses — is the route's own, byte for byte."""
     import naturali.api.query_ahead as query_ahead_module
 
     project_id = api.project()

@@ -253,9 +253,9 @@ class Search:
         service call went from 0.73-0.76 to 0.68-0.70 of the bare sum in four pairs.
 
         Only a search alone in the process rehearses: beside others, their steps keep the
-        code warm already, and the cores are what is short. A rehearsal costs about what the
-        steps themselves cost (~1.3 ms of CPU at 600 chunks), a quarter of a search's Python
-        under `bench/load.py`, where a third of the searches embed their query."""
+        code warm already, and the cores are what is short. A rehearsal costs 0.6 ms of CPU
+        warm; a new text's search at 600 chunks took 4.7-5.3 ms of its thread's CPU with it
+        against 4.0 without (`bench/load.py`'s project, where a third of the texts are new)."""
 
         def vector(lexical: Rows) -> Vector:
             if pending.done():
