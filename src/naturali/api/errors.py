@@ -81,6 +81,17 @@ def error_response(
     return JSONResponse(body, status_code=status, headers={**(headers or {}), **extra})
 
 
+def naturali_error_response(exc: NaturaliError) -> JSONResponse:
+    """A service's refusal as the one error shape."""
+    return error_response(exc.status, exc.type, exc.code, exc.message, exc.param)
+
+
+def validation_error_response(exc: ValidationError) -> JSONResponse:
+    """A model's validation failure (raised outside FastAPI's body check) as a 400."""
+    err = from_validation([dict(e) for e in exc.errors()])
+    return error_response(400, err.type, err.code, err.message, err.param)
+
+
 def from_validation(errors: list[dict[str, object]], *, located: bool = False) -> InvalidRequest:
     """The first pydantic error as an InvalidRequest naming the offending field. ``located``:
     FastAPI's errors, whose path starts with where the value came from."""
@@ -125,7 +136,7 @@ def _allowed_methods(app: FastAPI, path: str) -> str:
 def install(app: FastAPI) -> None:
     @app.exception_handler(NaturaliError)
     async def _naturali(_: Request, exc: NaturaliError) -> JSONResponse:
-        return error_response(exc.status, exc.type, exc.code, exc.message, exc.param)
+        return naturali_error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -134,8 +145,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ValidationError)
     async def _pydantic(_: Request, exc: ValidationError) -> JSONResponse:
-        err = from_validation([dict(e) for e in exc.errors()])
-        return error_response(400, err.type, err.code, err.message, err.param)
+        return validation_error_response(exc)
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException) -> JSONResponse:

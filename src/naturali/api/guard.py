@@ -15,7 +15,7 @@ import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from naturali.api.errors import error_response
+from naturali.api.errors import naturali_error_response
 from naturali.errors import InvalidRequest, NaturaliError, PayloadTooLarge
 from naturali.service.container import Services
 from naturali.text.unicode import find_unencodable
@@ -55,7 +55,7 @@ class RequestGuard:
             else:
                 receive = _counting(receive, limit)
         except NaturaliError as exc:
-            await _respond(exc, scope, receive, send)
+            await naturali_error_response(exc)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -143,8 +143,3 @@ def _check_text(body: bytes, content_type: bytes) -> None:
 
 def _invalid_text(message: str, param: str | None) -> InvalidRequest:
     return InvalidRequest(message, code="invalid_text", param=param)
-
-
-async def _respond(exc: NaturaliError, scope: Scope, receive: Receive, send: Send) -> None:
-    response = error_response(exc.status, exc.type, exc.code, exc.message, exc.param)
-    await response(scope, receive, send)

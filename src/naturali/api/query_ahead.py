@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from naturali.api.errors import error_response, from_validation
+from naturali.api.errors import naturali_error_response, validation_error_response
 from naturali.api.guard import USER_KEY
 from naturali.api.search_answer import answered
 from naturali.errors import NaturaliError
@@ -80,7 +80,7 @@ class QueryAhead:
             return read
 
         user: User | None = scope.get("state", {}).get(USER_KEY)
-        body = _valid(parsed) if _is_json(scope) else None
+        body = _valid(parsed) if user is not None and _is_json(scope) else None
         self._searching += 1
         try:
             if user is None or body is None:
@@ -100,10 +100,9 @@ class QueryAhead:
         try:
             payload = await answered(self.naturali, user, project_id, body, ahead)
         except NaturaliError as exc:
-            return error_response(exc.status, exc.type, exc.code, exc.message, exc.param)
+            return naturali_error_response(exc)
         except ValidationError as exc:
-            err = from_validation([dict(e) for e in exc.errors()])
-            return error_response(400, err.type, err.code, err.message, err.param)
+            return validation_error_response(exc)
         return Response(payload, media_type="application/json")
 
 
