@@ -7,6 +7,13 @@ another checkout's ``src``), so a before/after comparison runs the same script t
 
     python bench/load.py [--clients 8] [--seconds 60] [--documents 300] [--src DIR]
         [--database-url postgresql://… [--servers 2]] [--distinct-queries] [--searches-only]
+        [--against OTHER_SRC [--pairs 3]]
+
+With --against, runs alternate between this code (or --src) and the checkout whose ``src`` is
+given, --pairs times each, the order swapped every pair (A B, B A, A B, …), and the end prints
+each pair's searches/s and ratio and their median: on the VMs this was measured on, the same
+code ran ±20% apart from one run to the next, so a ratio is taken within a pair, not across
+hours.
 
 Searches draw their text from SciFact's 1,109 queries, so most texts come back several times
 in a run (as an agent's questions do) and the server's query vector cache answers those
@@ -27,6 +34,7 @@ import argparse
 import os
 import random
 import secrets
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -119,8 +127,34 @@ def main() -> None:
         action="store_true",
         help="no uploads or saves: what the server answers when it only searches",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        help="another checkout's src: runs alternate with it, and each pair's ratio is printed",
+    )
+    parser.add_argument("--pairs", type=int, default=3, help="pairs of runs with --against")
     args = parser.parse_args()
+    if args.against is None:
+        measure(args, args.src)
+        return
+    pairs: list[tuple[float, float]] = []
+    for i in range(args.pairs):
+        order = [(args.src, "this"), (args.against, "against")]
+        rates: dict[str, float] = {}
+        for src, name in order if i % 2 == 0 else order[::-1]:
+            print(f"\n== pair {i + 1}, {name}: {src or 'this checkout'}", flush=True)
+            rates[name] = measure(args, src)
+        pairs.append((rates["this"], rates["against"]))
+    print("\npair  searches/s (this, against)  ratio")
+    for i, (this, against) in enumerate(pairs, 1):
+        print(f"{i:4d}  {this:8.1f} {against:8.1f}          {this / against:5.2f}x")
+    ratio = statistics.median(this / against for this, against in pairs)
+    print(f"median ratio {ratio:.2f}x over {len(pairs)} pairs")
 
+
+def measure(args: argparse.Namespace, src: Path | None) -> float:
+    """One run against a fresh server (or servers) on ``src``'s code: searches/s."""
     scifact = DATA / "scifact"
     # Spare documents for the uploads: 200 ran out ~40 s into a 60 s run at 5 uploads/s, and
     # the rest of the run was searches and saves alone (a faster server's tail flattered).
@@ -141,8 +175,8 @@ def main() -> None:
                     extra["NATURALI_DATABASE_URL"] = database_url
                 data = Path(work) / "data"
                 log = LOGS / f"load-server-{i}.log"
-                servers.append((start_server(args.src, data, port, token, extra, log), port))
-            run(args, servers, token, docs, texts)
+                servers.append((start_server(src, data, port, token, extra, log), port))
+            return run(args, servers, token, docs, texts)
         finally:
             for server, _ in servers:
                 server.terminate()
@@ -174,7 +208,8 @@ def run(
     token: str,
     docs: list[dict[str, str]],
     texts: list[str],
-) -> None:
+) -> float:
+    """Prints the run's figures; returns its searches/s."""
     bases = [f"http://127.0.0.1:{port}" for _, port in servers]
     base = bases[0]
     headers = {"Authorization": f"Bearer {token}"}
@@ -297,6 +332,7 @@ def run(
         f"{args.clients} clients, {args.seconds:.0f} s, {len(servers)} server(s); "
         f"peak RSS {rss} MiB"
     )
+    return float(searches / args.seconds)
 
 
 if __name__ == "__main__":
