@@ -135,6 +135,8 @@ def main() -> None:
     )
     parser.add_argument("--pairs", type=int, default=3, help="pairs of runs with --against")
     args = parser.parse_args()
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
     if args.against is None:
         measure(args, args.src)
         return
@@ -146,11 +148,11 @@ def main() -> None:
             print(f"\n== pair {i + 1}, {name}: {src or 'this checkout'}", flush=True)
             rates[name] = measure(args, src)
         pairs.append((rates["this"], rates["against"]))
+    ratios = [this / against if against else float("inf") for this, against in pairs]
     print("\npair  searches/s (this, against)  ratio")
-    for i, (this, against) in enumerate(pairs, 1):
-        print(f"{i:4d}  {this:8.1f} {against:8.1f}          {this / against:5.2f}x")
-    ratio = statistics.median(this / against for this, against in pairs)
-    print(f"median ratio {ratio:.2f}x over {len(pairs)} pairs")
+    for i, ((this, against), ratio) in enumerate(zip(pairs, ratios, strict=True), 1):
+        print(f"{i:4d}  {this:8.1f} {against:8.1f}          {ratio:5.2f}x")
+    print(f"median ratio {statistics.median(ratios):.2f}x over {len(pairs)} pairs")
 
 
 def measure(args: argparse.Namespace, src: Path | None) -> float:
