@@ -21,7 +21,7 @@ from naturali.retrieval.gate import Gate
 from naturali.retrieval.hybrid import Ranking
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection, owner_key
 from naturali.retrieval.lexical import LexicalIndex
-from naturali.retrieval.vectors import Vectors
+from naturali.retrieval.vectors import FIT_ROWS, Vectors
 from naturali.service.rehearsal import Rehearsal
 from naturali.text.tokens import query_terms, terms
 
@@ -82,38 +82,57 @@ def test_rows_whose_cosines_lie_close_together_are_rescored_in_a_narrow_window()
 
 
 def test_clipped_rows_widen_the_margin_but_stay_exact() -> None:
+    rng = np.random.default_rng(11)
+    first = _unit(
+        np.tile(np.eye(8, dtype=np.float32)[0], (FIT_ROWS, 1)) + 0.1 * rng.random((FIT_ROWS, 8))
+    )
     vectors = Vectors(8)
-    vectors.grow(4, 0)
-    # Dimensions 0-3 are the loud ones (the first four of the largest); 4 sets the scale.
-    vectors.put(0, np.array([[0.1, 0.1, 0.1, 0.1, 0.1, 0.0, 0.0, 0.0]], np.float32))
+    vectors.grow(FIT_ROWS + 2, 0)
+    vectors.put(0, first)
     error_before = vectors.error
     later = np.zeros((2, 8), np.float32)
     later[0, 4], later[1, 5] = 1.0, 1.0
-    vectors.put(1, later)
-    assert vectors.error > error_before  # 1.0 is past the scale fixed by 0.1: clipped
-    mask = np.ones(3, bool)
+    vectors.put(FIT_ROWS, later)
+    assert vectors.error > error_before  # 1.0 is past the scale the first rows fixed: clipped
+    mask = np.ones(FIT_ROWS + 2, bool)
     found = vectors.nearest(later[0], mask, 1)
-    assert found.rows.tolist() == [1]
+    assert found.rows.tolist() == [FIT_ROWS]
 
 
-def test_a_loud_dimension_gets_a_second_code_column_and_the_others_set_the_scale() -> None:
-    """As bge-small's vectors have: one dimension far larger than the rest. It would clip at
-    the others' scale; its second column takes the rest, so nothing clips and the scan stays
-    exact."""
+def test_the_first_rows_are_scanned_in_float32_until_they_fix_the_codes() -> None:
+    rng = np.random.default_rng(12)
+    matrix = _unit(rng.standard_normal((FIT_ROWS + 500, 16)))
+    vectors = Vectors(16)
+    vectors.grow(FIT_ROWS + 500, 0)
+    vectors.put(0, matrix[:500])
+    assert vectors.scale == 0.0 and not vectors.scan(np.ones(500, bool), 10).scans
+    vectors.put(500, matrix[500:])  # past FIT_ROWS: every row so far gets its codes
+    assert vectors.scale > 0 and np.abs(vectors.codes[:500]).max() > 0
+    assert np.allclose(vectors.centre, matrix.mean(axis=0), atol=1e-6)
+    mask = np.ones(FIT_ROWS + 500, bool)
+    assert vectors.scan(mask, 10).scans
+    found = vectors.nearest(matrix[3], mask, 10)
+    assert found.rows[0] == 3
+    assert np.allclose(found.cosines, _float32_top(matrix, mask, matrix[3], 10), atol=1e-6)
+
+
+def test_the_codes_are_of_each_row_less_the_rows_mean() -> None:
+    """As bge-small's vectors have: a large part every row shares (here dimension 3). The
+    codes leave it out, so the scale is set by how rows differ and nothing clips; the shared
+    part comes back as each row's offset, and the scan stays exact."""
     rng = np.random.default_rng(5)
     raw = 0.05 * rng.standard_normal((3000, 64))
-    raw[:, 3] += 0.3  # its largest component 1.5 times the others' largest, and headroom
+    raw[:, 3] += 0.3
     matrix = _unit(raw)
     vectors = Vectors(64)
     vectors.grow(3000, 0)
     vectors.put(0, matrix)
-    assert 3 in vectors.loud.tolist() and vectors.codes.shape == (3000, 64 + 4)
-    quiet = np.delete(np.abs(matrix).max(axis=0), vectors.loud).max()
-    assert np.isclose(vectors.scale, 127.0 / (quiet * 1.25))
-    second = 64 + vectors.loud.tolist().index(3)
-    assert np.abs(vectors.codes[:, 3].astype(int) + vectors.codes[:, second]).max() > 127
+    centred = matrix - matrix.mean(axis=0)
+    assert vectors.codes.shape == (3000, 64)
+    assert np.isclose(vectors.scale, 127.0 / (np.abs(centred).max() * 1.25), rtol=1e-5)
     # Rounding alone: no component is clipped.
-    assert np.abs(vectors._decode(vectors.codes) - matrix).max() <= 0.5 / vectors.scale + 1e-6
+    assert np.abs(vectors._decode(vectors.codes) - centred).max() <= 0.5 / vectors.scale + 1e-6
+    assert np.allclose(vectors.offsets, centred @ vectors.centre, atol=1e-6)
     mask = np.ones(3000, bool)
     for trial in range(10):
         query = _unit(raw[trial][None] + 0.05 * rng.standard_normal((1, 64)))[0]

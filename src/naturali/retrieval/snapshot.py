@@ -29,7 +29,7 @@ from naturali.retrieval.index import OwnerAttrs, ProjectIndex
 from naturali.retrieval.lexical import LexicalArrays, LexicalIndex
 from naturali.retrieval.vectors import Vectors
 
-FORMAT = 2  # 2: the int8 codes have a second column for each loud dimension
+FORMAT = 3  # 3: the int8 codes are of each row less the rows' mean (retrieval/vectors.py)
 _ARRAYS = "arrays.npy.npz"
 _META = "meta.json"
 
@@ -58,7 +58,7 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
         "scale": index.vectors.scale,
         "error": index.vectors.error,
         "norm": index.vectors.norm,
-        "loud": index.vectors.loud.tolist(),
+        "centre": index.vectors.centre.tolist(),
         "owner_keys": index.owner_keys,
         "owner_attrs": [[code, *_attrs_row(a)] for code, a in index.owner_attrs.items()],
         "vocabulary": lexical.vocabulary,
@@ -71,6 +71,7 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
             staging / _ARRAYS,
             exact=index.vectors.exact[:n],
             codes=index.vectors.codes[:n],
+            vector_offsets=index.vectors.offsets[:n],
             alive=index.alive[:n],
             source=index.source[:n],
             owner=index.owner[:n],
@@ -135,12 +136,13 @@ def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
     """Every per-row array has a row for each of the index's rows, and the postings' offsets
     cover the vocabulary and the postings exactly."""
     n, dimension = int(meta["n"]), int(meta["dimension"])
-    per_row = ("alive", "source", "owner", "seqs", "lengths")
+    per_row = ("alive", "source", "owner", "seqs", "lengths", "vector_offsets")
     offsets = arrays["offsets"]
     return (
         all(len(arrays[name]) == n for name in per_row)
         and arrays["exact"].shape == (n, dimension)
-        and arrays["codes"].shape == (n, dimension + len(meta["loud"]))
+        and arrays["codes"].shape == (n, dimension)
+        and len(meta["centre"]) == dimension
         and len(offsets) == len(meta["vocabulary"]) + 1
         and int(offsets[-1]) == len(arrays["rows"]) == len(arrays["tfs"])
         and len(meta["owner_keys"]) > int(arrays["owner"].max(initial=-1))
@@ -150,9 +152,13 @@ def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
 def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
     n = int(meta["n"])
     vectors = Vectors(int(meta["dimension"]))
-    vectors.exact, vectors.codes = arrays["exact"], arrays["codes"]
+    vectors.exact, vectors.codes, vectors.offsets = (
+        arrays["exact"],
+        arrays["codes"],
+        arrays["vector_offsets"],
+    )
     vectors.scale, vectors.error, vectors.norm = meta["scale"], meta["error"], meta["norm"]
-    vectors.loud = np.array(meta["loud"], np.int64)
+    vectors.centre = np.array(meta["centre"], np.float32)
     seqs = arrays["seqs"]
     alive = arrays["alive"]
     owner_keys: list[str] = list(meta["owner_keys"])

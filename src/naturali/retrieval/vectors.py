@@ -2,15 +2,24 @@
 and an int8 copy of them that is what a search scans — a quarter of the memory traffic, with
 numkong's SIMD int8 kernels, read in place: one contiguous piece of the rows for each thread.
 
-The top k is exact, not approximate. Every row's quantisation error is known (‖x − its
-decoded codes‖, clipping included, its maximum kept as ``error``), and so is the query's, which
-bounds how far a row's int8 score can be from its cosine: ``margin``. The k rows of best int8
-score are rescored in float32 first; the least of their cosines, t, is a floor under the k-th
-best cosine (k rows reach it). A row of the true top k therefore has a cosine of at least t,
-and an int8 score of at least t − margin. Those rows are rescored in float32, and their best k
-are the float32 top k. (The floor was the k-th best int8 score less 2·margin before; bge-small's
-cosines lie close together, and that window held ~7,000 of 108,000 rows at the median query;
-this one holds ~1,000, and ~480 since the loud dimensions have a second code column.)
+The codes are of each row less the rows' mean, ``centre`` (μ). bge-small's vectors share a
+large common part (‖μ‖ ≈ 0.78, a few dimensions of it up to 0.38), which set the scale for
+every dimension before; without it the scale is set by how the rows differ. A cosine is
+q·x = (q − μ)·(x − μ) + μ·(x − μ) + q·μ: the int8 scan estimates the first term from the
+row's codes and the query's codes of q − μ (which leaves out the queries' own common part,
+most of μ, so that the query's codes are finer too), the second is the row's ``offset``, kept
+in float32, and the third is the same for every row.
+
+The top k is exact, not approximate. Every row's quantisation error is known (‖y − its
+decoded codes‖ for y = x − μ, clipping included, its maximum kept as ``error``), and so is the
+query's, which bounds how far a row's int8 estimate can be from its cosine: ``margin``. The k
+rows of best estimate are rescored in float32 first; the least of their cosines, t, is a floor
+under the k-th best cosine (k rows reach it). A row of the true top k therefore has a cosine of
+at least t, and an estimate of at least t − margin. Those rows are rescored in float32, and
+their best k are the float32 top k. At 108k SciFact chunks that window holds ~200 rows at the
+median query (p90 ~290), where the codes of x itself, with a second column for each of the four
+loudest dimensions, held ~480 (p90 ~1,070) — and 388 columns scan as slowly as 448 with
+numkong's kernel (a masked tail of 64 bytes), 384 a sixth faster.
 """
 
 from __future__ import annotations
@@ -37,6 +46,10 @@ _BLAS_ROWS = 4096  # more rows than this: BLAS's threads pay for themselves
 # Below this share of rows a filtered subset is gathered and scored in float32 directly.
 _FULL_SCAN_SHARE = 0.3
 _HEADROOM = 1.25  # later rows may reach a little past the first rows' largest component
+# The centre and the scale are fixed by the first rows, once the index holds this many: fewer
+# are scanned in float32 (~0.1 ms). From SciFact's first 1,024 chunks the rows' error at 108k
+# was 0.0103 (none clipped); from its first 256, 0.0182 (11 clipped).
+FIT_ROWS = 1024
 _SLACK = 1e-5  # float32 rounding in the scaled scores
 # The rows are scanned on one thread per core (numkong releases the GIL), each thread at least
 # this many rows: a woken thread takes ~0.3 ms to run here, a cold scan of these rows ~0.4.
@@ -46,12 +59,6 @@ _SLACK = 1e-5  # float32 rounding in the scaled scores
 # packed matrix kernel (``dots_pack``, blocks of 16k rows) read a cold 108k-row scan in 3.2 ms
 # on two threads against 2.7 unpacked, and kept a second copy of the codes.
 _SHARE_ROWS = 16_384
-# Dimensions whose components run far larger than the others' (bge-small's largest reaches 0.52
-# where most stop near 0.14) get a second code column each, so that the scale is set by the
-# other dimensions' largest (_encode): at 108k SciFact chunks the rows' error went from 0.031
-# to 0.016 and the rows rescored from ~1,000 to ~480 at the median query (p90 2,400 → 1,000),
-# for 4 columns more (the int8 kernel takes 388 as fast as 384).
-_LOUD_DIMS = 4
 # The k-th best int8 score is looked for among the rows over a threshold taken from a sample
 # of every 16th score, deep enough for about 3·k rows to pass (_best_scored).
 _SAMPLE_STRIDE = 16
@@ -79,63 +86,63 @@ class Vectors:
         self.dimension = dimension
         self.exact: Matrix = np.zeros((0, dimension), np.float32)
         self.codes: Codes = np.zeros((0, dimension), np.int8)
-        # The loud dimensions (_encode): fixed with the scale, by the first rows written.
-        self.loud: Rows = np.zeros(0, np.int64)
-        self.scale = 0.0  # codes = round(x · scale); fixed by the first rows written
-        self.error = 0.0  # the largest ‖x − decoded codes‖ of any row
-        self.norm = 0.0  # the largest ‖x‖ of any row
+        self.offsets: npt.NDArray[np.float32] = np.zeros(0, np.float32)  # μ·(x − μ) a row
+        # Fixed by the first FIT_ROWS rows (_fit); until then a scale of 0: no codes yet.
+        self.centre: Matrix = np.zeros(dimension, np.float32)
+        self.scale = 0.0  # codes = round((x − centre) · scale)
+        self.error = 0.0  # the largest ‖(x − centre) − decoded codes‖ of any row
+        self.norm = 0.0  # the largest ‖x − centre‖ of any row
 
     @property
     def nbytes(self) -> int:
-        return self.exact.nbytes + self.codes.nbytes
+        return self.exact.nbytes + self.codes.nbytes + self.offsets.nbytes
 
     def grow(self, capacity: int, used: int) -> None:
         exact = np.zeros((capacity, self.dimension), np.float32)
-        codes = np.zeros((capacity, self.codes.shape[1]), np.int8)
-        exact[:used], codes[:used] = self.exact[:used], self.codes[:used]
-        self.exact, self.codes = exact, codes
+        codes = np.zeros((capacity, self.dimension), np.int8)
+        offsets = np.zeros(capacity, np.float32)
+        exact[:used], codes[:used], offsets[:used] = (
+            self.exact[:used],
+            self.codes[:used],
+            self.offsets[:used],
+        )
+        self.exact, self.codes, self.offsets = exact, codes, offsets
 
     def put(self, start: int, rows: Matrix) -> None:
-        """Write ``rows`` at ``start``: the float32 rows and their int8 codes."""
+        """Write ``rows`` at ``start``: the float32 rows and, once the scale is fixed, their
+        int8 codes (the rows before them too, when these are the rows that fix it)."""
         if rows.shape[0] == 0:
             return
         stop = start + rows.shape[0]
         self.exact[start:stop] = rows
         if self.scale == 0.0:
-            self._fix_scale(rows)
-        codes = self._encode(rows)
-        self.codes[start:stop] = codes
-        residual = rows - self._decode(codes)
-        self.error = max(self.error, float(np.linalg.norm(residual, axis=1).max()))
-        self.norm = max(self.norm, float(np.linalg.norm(rows, axis=1).max()))
+            if stop < FIT_ROWS:
+                return
+            self._fit(self.exact[:stop])
+            start = 0
+        self._encode(start, stop)
 
-    def _fix_scale(self, rows: Matrix) -> None:
-        """The loud dimensions — the ``_LOUD_DIMS`` of largest component in the first rows —
-        and the scale the largest component of every other dimension sets."""
-        peaks = np.abs(rows).max(axis=0)
-        loud = min(_LOUD_DIMS, self.dimension - 1)
-        self.loud = np.sort(np.argsort(-peaks, kind="stable")[:loud]).astype(np.int64)
-        largest = float(np.delete(peaks, self.loud).max())
+    def _fit(self, rows: Matrix) -> None:
+        """The centre, the rows' mean, and the scale the largest component of any row less
+        the centre sets. Fixed from then on: a search may be scanning the codes."""
+        centre = rows.mean(axis=0, dtype=np.float64).astype(np.float32)
+        largest = float(np.abs(rows - centre).max())
+        self.centre = centre
         self.scale = 127.0 / (largest * _HEADROOM) if largest > 0 else 127.0
-        # No row has codes yet: they are laid out again, one column wider for each loud one.
-        self.codes = np.zeros((self.exact.shape[0], self.dimension + loud), np.int8)
 
-    def _encode(self, rows: Matrix) -> Codes:
-        """Each row's int8 codes: round(x · scale) clipped to ±127, then for each loud
-        dimension what clipping took from it (a second column the query's code is repeated
-        for, so a loud component reaches ±254)."""
-        scaled = np.rint(rows * self.scale)
-        kept = np.clip(scaled, -127, 127)
-        codes = np.empty((rows.shape[0], self.codes.shape[1]), np.int8)
-        codes[:, : self.dimension] = kept
-        codes[:, self.dimension :] = np.clip(scaled[:, self.loud] - kept[:, self.loud], -127, 127)
-        return codes
+    def _encode(self, start: int, stop: int) -> None:
+        """The codes and offsets of rows ``start:stop``, and the error and norm with them."""
+        centred = self.exact[start:stop] - self.centre
+        codes = np.clip(np.rint(centred * self.scale), -127, 127).astype(np.int8)
+        self.codes[start:stop] = codes
+        self.offsets[start:stop] = centred @ self.centre
+        residual = centred - self._decode(codes)
+        self.error = max(self.error, float(np.linalg.norm(residual, axis=1).max()))
+        self.norm = max(self.norm, float(np.linalg.norm(centred, axis=1).max()))
 
     def _decode(self, codes: Codes) -> Matrix:
-        """The vectors ``codes`` stand for."""
-        values = codes[:, : self.dimension].astype(np.float32)
-        values[:, self.loud] += codes[:, self.dimension :]
-        decoded: Matrix = values / np.float32(self.scale)
+        """The centred vectors ``codes`` stand for."""
+        decoded: Matrix = codes.astype(np.float32) / np.float32(self.scale)
         return decoded
 
     def cosines(self, rows: Rows, query: Matrix) -> npt.NDArray[np.float32]:
@@ -162,10 +169,15 @@ class Vectors:
 
 @dataclass(frozen=True)
 class _QueryCodes:
+    """A query's codes: of q − centre, for the scan's estimates of (q − μ)·(x − μ)."""
+
     vector: Matrix
-    codes: Codes  # one row: the query's codes, then each loud dimension's again
+    codes: Codes  # one row
     scale: float
-    error: float  # ‖query − codes / scale‖
+    error: float  # ‖(q − μ) − codes / scale‖
+    length: float  # ‖q − μ‖
+    shift: float  # q·μ, the same for every row
+    units: float  # the scan's units: an estimate times this is the cosine's int8 score
 
 
 class Scan:
@@ -235,13 +247,13 @@ class Scan:
         vectors, k = self._vectors, self._k
         codes = self._scanned(query)
         margin = (
-            float(np.linalg.norm(query)) * vectors.error
-            + codes.error * (vectors.norm + vectors.error)
-        ) + _SLACK
+            codes.length * vectors.error + codes.error * (vectors.norm + vectors.error) + _SLACK
+        )
         first = _best_scored(self._scores, k)
         floor = float(vectors.cosines(first, query).min()) - margin
-        # The scores stay in int8 units: the floor is scaled once instead of every score.
-        candidates = np.flatnonzero(self._scores >= floor * (vectors.scale * codes.scale))
+        # The scores stay in int8 units, without q·μ: the floor is brought to them once
+        # instead of every score to cosines.
+        candidates = np.flatnonzero(self._scores >= (floor - codes.shift) * codes.units)
         return candidates, vectors.cosines(candidates, query)
 
     def _scanned(self, query: Matrix) -> _QueryCodes:
@@ -308,23 +320,32 @@ class Scan:
                 self._finished.set()
 
     def _scan_share(self, share: Share, codes: _QueryCodes) -> None:
-        """The int8 dot product of the query with the share's rows (-inf outside the mask)."""
+        """Each of the share's rows' estimate in int8 units: the int8 dot product of the
+        query's codes with the row's, plus its offset (-inf outside the mask)."""
         start, stop = share
-        out = self._scores[start:stop][None]
+        scores = self._scores[start:stop]
         # int8 products summed in int32: exact in float32 up to 1,040 dimensions (2^24).
         rows = self._vectors.codes[start:stop]
-        numkong.cdist(codes.codes, rows, metric="dot", out=out, out_dtype="float32")
+        numkong.cdist(codes.codes, rows, metric="dot", out=scores[None], out_dtype="float32")
+        scores += self._vectors.offsets[start:stop] * np.float32(codes.units)
         if not self._every:
             self._scores[start:stop][~self._mask[start:stop]] = -np.inf
 
 
 def _quantised(vectors: Vectors, query: Matrix) -> _QueryCodes:
-    scale = 127.0 / max(float(np.abs(query).max()), 1e-12)
-    codes = np.clip(np.rint(query * scale), -127, 127).astype(np.int8)
-    error = float(np.linalg.norm(query - codes.astype(np.float32) / scale))
-    # Each loud dimension's code again, for its second column.
-    row = np.concatenate([codes, codes[vectors.loud]])[None]
-    return _QueryCodes(query.copy(), row, scale, error)
+    centred = query - vectors.centre
+    scale = 127.0 / max(float(np.abs(centred).max()), 1e-12)
+    codes = np.clip(np.rint(centred * scale), -127, 127).astype(np.int8)
+    error = float(np.linalg.norm(centred - codes.astype(np.float32) / scale))
+    return _QueryCodes(
+        vector=query.copy(),
+        codes=codes[None],
+        scale=scale,
+        error=error,
+        length=float(np.linalg.norm(centred)),
+        shift=float(query @ vectors.centre),
+        units=vectors.scale * scale,
+    )
 
 
 def _best_scored(scores: npt.NDArray[np.float32], k: int) -> Rows:

@@ -24,9 +24,10 @@ import numpy as np
 from naturali.model import Chunk, Document, SourceType
 from naturali.retrieval.hybrid import Ranked, Ranking, rank
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, owner_key
+from naturali.retrieval.vectors import FIT_ROWS
 from naturali.text.tokens import query_terms
 
-ROWS = 256  # more than a leg's candidates, so the vector leg takes its int8 path
+ROWS = FIT_ROWS  # as many as fix the int8 codes, so the vector leg takes its int8 path
 _TERM = "rehearsal"
 _TERMS = query_terms(_TERM)  # stemmed, as a query's are
 _WHEN = "2026-01-01T00:00:00Z"
