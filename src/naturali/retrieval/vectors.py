@@ -250,11 +250,14 @@ class Scan:
             codes.length * vectors.error + codes.error * (vectors.norm + vectors.error) + _SLACK
         )
         first = _best_scored(self._scores, k)
-        floor = float(vectors.cosines(first, query).min()) - margin
+        known = vectors.cosines(first, query)
+        floor = float(known.min()) - margin
         # The scores stay in int8 units, without q·μ: the floor is brought to them once
         # instead of every score to cosines.
-        candidates = np.flatnonzero(self._scores >= (floor - codes.shift) * codes.units)
-        return candidates, vectors.cosines(candidates, query)
+        passed = self._scores >= (floor - codes.shift) * codes.units
+        passed[first] = False  # each reaches the floor: rescored already
+        rest = np.flatnonzero(passed)
+        return np.concatenate([first, rest]), np.concatenate([known, vectors.cosines(rest, query)])
 
     def _scanned(self, query: Matrix) -> _QueryCodes:
         """Every share scanned with ``query``'s codes, by this thread and its helpers."""
