@@ -135,7 +135,9 @@ class Vectors:
         centred = self.exact[start:stop] - self.centre
         codes = np.clip(np.rint(centred * self.scale), -127, 127).astype(np.int8)
         self.codes[start:stop] = codes
-        self.offsets[start:stop] = centred @ self.centre
+        # By einsum, not BLAS: OpenBLAS would split even a few rows over its threads, which
+        # then spin on the cores the passages' and queries' models need (see cosines).
+        self.offsets[start:stop] = np.einsum("ij,j->i", centred, self.centre)
         residual = centred - self._decode(codes)
         self.error = max(self.error, float(np.linalg.norm(residual, axis=1).max()))
         self.norm = max(self.norm, float(np.linalg.norm(centred, axis=1).max()))
@@ -346,7 +348,7 @@ def _quantised(vectors: Vectors, query: Matrix) -> _QueryCodes:
         scale=scale,
         error=error,
         length=float(np.linalg.norm(centred)),
-        shift=float(query @ vectors.centre),
+        shift=float(np.einsum("i,i->", query, vectors.centre)),
         units=vectors.scale * scale,
     )
 
