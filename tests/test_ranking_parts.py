@@ -106,6 +106,10 @@ def test_the_first_rows_are_scanned_in_float32_until_they_fix_the_codes() -> Non
     vectors.grow(FIT_ROWS + 500, 0)
     vectors.put(0, matrix[:500])
     assert vectors.scale == 0.0 and not vectors.scan(np.ones(500, bool), 10).scans
+    for mask in (np.ones(500, bool), np.arange(500) % 3 == 0):  # the rows in place; gathered
+        found = vectors.nearest(matrix[7], mask, 10)
+        assert np.allclose(found.cosines, _float32_top(matrix[:500], mask, matrix[7], 10))
+        assert mask[found.rows].all()
     vectors.put(500, matrix[500:])  # past FIT_ROWS: every row so far gets its codes
     assert vectors.scale > 0 and np.abs(vectors.codes[:500]).max() > 0
     assert np.allclose(vectors.centre, matrix.mean(axis=0), atol=1e-6)

@@ -153,12 +153,12 @@ class Vectors:
         A search's candidates (a few hundred to a few thousand rows) go through einsum on
         this thread, not BLAS: OpenBLAS splits even those across its threads, which then
         spin for a while after the call, on the core the next query's embedding needs."""
-        matrix = self.exact[rows]
-        if rows.size <= _BLAS_ROWS:
-            small: npt.NDArray[np.float32] = np.einsum("ij,j->i", matrix, query)
-            return small
-        out: npt.NDArray[np.float32] = matrix @ query
-        return out
+        return _dot(self.exact[rows], query)
+
+    def leading_cosines(self, n: int, query: Matrix) -> npt.NDArray[np.float32]:
+        """Float32 cosines of the first ``n`` rows, read where they lie: 0.09 ms for 1,000
+        rows here, against 0.26 when they are gathered first (``cosines``)."""
+        return _dot(self.exact[:n], query)
 
     def nearest(self, query: Matrix, mask: Mask, k: int) -> Nearest:
         """The exact top ``k`` rows of ``mask`` by float32 cosine."""
@@ -240,6 +240,9 @@ class Scan:
     def nearest(self, query: Matrix) -> Nearest:
         """The exact top k rows of the mask by float32 cosine."""
         if not self.scans:
+            if self._every:
+                every = np.arange(self._mask.size)
+                return _best(every, self._vectors.leading_cosines(every.size, query), self._k)
             selected = np.flatnonzero(self._mask)
             return _best(selected, self._vectors.cosines(selected, query), self._k)
         return _best(*self._rescored(query), self._k)
@@ -335,6 +338,15 @@ class Scan:
         scores += self._vectors.offsets[start:stop] * np.float32(codes.units)
         if not self._every:
             self._scores[start:stop][~self._mask[start:stop]] = -np.inf
+
+
+def _dot(matrix: Matrix, query: Matrix) -> npt.NDArray[np.float32]:
+    """``matrix @ query``, by einsum on this thread up to _BLAS_ROWS rows (Vectors.cosines)."""
+    if matrix.shape[0] <= _BLAS_ROWS:
+        small: npt.NDArray[np.float32] = np.einsum("ij,j->i", matrix, query)
+        return small
+    out: npt.NDArray[np.float32] = matrix @ query
+    return out
 
 
 def _quantised(vectors: Vectors, query: Matrix) -> _QueryCodes:
