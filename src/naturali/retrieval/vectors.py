@@ -118,21 +118,26 @@ class Vectors:
         if self.scale == 0.0:
             if stop < FIT_ROWS:
                 return
-            self._fit(self.exact[:stop])
             start = 0
-        self._encode(start, stop)
+            centred = self._fit(self.exact[:stop])
+        else:
+            centred = self.exact[start:stop] - self.centre
+        self._encode(start, centred)
 
-    def _fit(self, rows: Matrix) -> None:
-        """The centre, the rows' mean, and the scale the largest component of any row less
-        the centre sets. Fixed from then on: a search may be scanning the codes."""
-        centre = rows.mean(axis=0, dtype=np.float64).astype(np.float32)
-        largest = float(np.abs(rows - centre).max())
-        self.centre = centre
+    def _fit(self, rows: Matrix) -> Matrix:
+        """Fix the centre, the rows' mean, and the scale the largest component of any row
+        less the centre sets (fixed from then on: a search may be scanning the codes); the
+        rows less the centre."""
+        self.centre = rows.mean(axis=0, dtype=np.float64).astype(np.float32)
+        centred: Matrix = rows - self.centre
+        largest = max(float(centred.max()), -float(centred.min()))
         self.scale = 127.0 / (largest * _HEADROOM) if largest > 0 else 127.0
+        return centred
 
-    def _encode(self, start: int, stop: int) -> None:
-        """The codes and offsets of rows ``start:stop``, and the error and norm with them."""
-        centred = self.exact[start:stop] - self.centre
+    def _encode(self, start: int, centred: Matrix) -> None:
+        """The codes and offsets of the rows from ``start`` whose centred vectors are
+        ``centred``, and the error and norm with them."""
+        stop = start + centred.shape[0]
         codes = np.clip(np.rint(centred * self.scale), -127, 127).astype(np.int8)
         self.codes[start:stop] = codes
         # By einsum, not BLAS: OpenBLAS would split even a few rows over its threads, which
