@@ -138,7 +138,7 @@ class Vectors:
         """The codes and offsets of the rows from ``start`` whose centred vectors are
         ``centred``, and the error and norm with them."""
         stop = start + centred.shape[0]
-        codes = np.clip(np.rint(centred * self.scale), -127, 127).astype(np.int8)
+        codes = _int8(centred, self.scale)
         self.codes[start:stop] = codes
         # By einsum, not BLAS: OpenBLAS would split even a few rows over its threads, which
         # then spin on the cores the passages' and queries' models need (see cosines).
@@ -354,10 +354,16 @@ def _dot(matrix: Matrix, query: Matrix) -> npt.NDArray[np.float32]:
     return out
 
 
+def _int8(values: Matrix, scale: float) -> Codes:
+    """``values · scale`` rounded and clipped to ±127: a row's codes, and a query's."""
+    codes: Codes = np.clip(np.rint(values * scale), -127, 127).astype(np.int8)
+    return codes
+
+
 def _quantised(vectors: Vectors, query: Matrix) -> _QueryCodes:
     centred = query - vectors.centre
     scale = 127.0 / max(float(np.abs(centred).max()), 1e-12)
-    codes = np.clip(np.rint(centred * scale), -127, 127).astype(np.int8)
+    codes = _int8(centred, scale)
     error = float(np.linalg.norm(centred - codes.astype(np.float32) / scale))
     return _QueryCodes(
         vector=query.copy(),
