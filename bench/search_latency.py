@@ -38,6 +38,7 @@ import os
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import argparse  # noqa: E402
+import atexit
 import http.client
 import json
 import secrets
@@ -142,6 +143,9 @@ def serve(naturali: Any, database_url: str | None) -> tuple[str, Any]:
         extra["NATURALI_CACHE_DIR"] = str(settings.local_cache_dir)
     owner = secrets.token_urlsafe(32)  # unused: the store has its owner already
     process = start_server(None, settings.data_dir, port, owner, extra)
+    # Stopped at exit too, so a run that fails after this (a missing bench extra) leaves no
+    # server behind; after main's own terminate and wait this does nothing.
+    atexit.register(process.terminate)
     return f"http://127.0.0.1:{port}", process
 
 
