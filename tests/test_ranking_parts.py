@@ -366,7 +366,11 @@ def test_the_best_scored_rows_are_those_a_whole_partition_finds(k: int) -> None:
     # The sample's best are the whole's: too few pass its threshold, so every score is partitioned.
     cases.append(np.where(sampled, 1.0 + rng.random(50_000), rng.random(50_000)).astype(np.float32))
     for scores in cases:
-        assert np.array_equal(vectors_module._best_scored(scores, k), _reference_best(scores, k))
+        over, threshold = vectors_module._over(scores, k)
+        best = over[vectors_module._top_of(scores[over], k)]
+        assert np.array_equal(best, _reference_best(scores, k))
+        # ``over``: every row at or over the threshold, which at least k reach.
+        assert np.array_equal(over, np.flatnonzero(scores >= threshold)) and over.size >= k
 
 
 def _scan_rows() -> tuple[Vectors, np.ndarray]:
@@ -440,3 +444,27 @@ def test_a_share_a_helper_could_not_scan_is_scanned_by_the_search(
     helper.join()
     found = scan.nearest(query)
     assert np.allclose(found.cosines, _float32_top(matrix, np.ones(40_000, bool), query, 10))
+
+
+def test_the_rescoring_window_is_exact_when_it_reaches_below_the_sampled_threshold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows over the cut are looked for among the rows over the sampled threshold only when
+    the cut lies above it; a threshold as high as the k-th best score makes the cut lie below
+    it, and every score is compared instead."""
+    vectors, matrix = _scan_rows()
+    original = vectors_module._over
+    thresholds: list[float] = []
+
+    def tight(scores: np.ndarray, k: int) -> tuple[np.ndarray, float]:
+        over, _ = original(scores, k)
+        kth = float(np.sort(scores[over])[-k])
+        thresholds.append(kth)
+        return np.flatnonzero(scores >= kth), kth
+
+    monkeypatch.setattr(vectors_module, "_over", tight)
+    mask = np.ones(40_000, bool)
+    for query in matrix[[11, 222, 3333]]:
+        found = vectors.nearest(query, mask, 50)
+        assert np.allclose(found.cosines, _float32_top(matrix, mask, query, 50), atol=1e-6)
+    assert len(thresholds) == 3

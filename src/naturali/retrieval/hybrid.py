@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from naturali.retrieval import fusion
 from naturali.retrieval.index import ProjectIndex
-from naturali.retrieval.vectors import Scan
+from naturali.retrieval.vectors import Nearest, Scan
 
 Signals = Literal["hybrid", "vector", "lexical"]
 CANDIDATES_PER_LEG = 100
@@ -83,18 +83,14 @@ def rank(
         hits = np.flatnonzero(bm25 > 0)  # zero outside the mask
         lexical_candidates = _top(hits, bm25[hits], pool)
     query = query_vector(lexical_candidates)
-    vector_candidates = np.empty(0, np.int64)
+    nearest = Nearest(np.empty(0, np.int64), np.empty(0, np.float32))
     if scan is not None:
         nearest = scan.nearest(query)
-        vector_candidates = nearest.rows
         if min_similarity is not None:
-            vector_candidates = vector_candidates[nearest.cosines >= min_similarity]
-    legs = _Legs(vector_candidates, lexical_candidates, bm25)
-    if ranking.signals == "hybrid":
-        candidates = np.union1d(legs.vector, legs.lexical)
-    else:
-        candidates = legs.vector if ranking.signals == "vector" else legs.lexical
-    similarity = index.vectors.cosines(candidates, query)
+            eligible = nearest.cosines >= min_similarity
+            nearest = Nearest(nearest.rows[eligible], nearest.cosines[eligible])
+    legs = _Legs(nearest.rows, lexical_candidates, bm25)
+    candidates, similarity = _candidates(index, ranking, legs, nearest, query)
     fused = _fused(ranking, candidates, similarity, legs, min_similarity)
     order = np.lexsort((index.seqs[candidates], -fused))[:limit]
     vector_at, lexical_at = _positions(legs.vector), _positions(legs.lexical)
@@ -110,6 +106,24 @@ def rank(
         for i in order
         for row in (int(candidates[i]),)
     ]
+
+
+def _candidates(
+    index: ProjectIndex,
+    ranking: Ranking,
+    legs: _Legs,
+    nearest: Nearest,
+    query: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The rows to fuse, sorted, with their float32 cosines."""
+    if ranking.signals == "hybrid":
+        # The vector leg's cosines are known from its rescoring: only the lexical leg's
+        # candidates are scored here.
+        lexical = index.vectors.cosines(legs.lexical, query)
+        return _union((legs.vector, nearest.cosines), (legs.lexical, lexical))
+    if ranking.signals == "vector":
+        return legs.vector, nearest.cosines
+    return legs.lexical, index.vectors.cosines(legs.lexical, query)
 
 
 def _fused(
@@ -129,6 +143,16 @@ def _fused(
     vector_ok = None if min_similarity is None else similarity >= min_similarity
     alpha = fusion.ALPHA if ranking.vector_weight is None else ranking.vector_weight
     return fusion.blend(similarity, legs.bm25[candidates], alpha, vector_ok)
+
+
+def _union(
+    *legs: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The legs' rows, sorted and each once (as ``np.union1d``), with their cosines."""
+    rows = np.concatenate([leg_rows for leg_rows, _ in legs])
+    cosines = np.concatenate([leg_cosines for _, leg_cosines in legs])
+    union, first = np.unique(rows, return_index=True)
+    return union, cosines[first]
 
 
 def _positions(ranked: npt.NDArray[np.int64]) -> dict[int, int]:
