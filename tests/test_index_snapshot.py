@@ -126,3 +126,30 @@ def test_a_damaged_snapshot_is_ignored(
         answers = _answers(api, project_id)
     assert cursors[0] == 0  # rebuilt from the store
     assert answers[0][0][0] == "/refunds.md"
+
+
+def test_a_restarted_server_restores_its_saved_indexes_before_any_search(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    """``Services.restore_indexes`` (``naturali serve`` runs it as it starts): the saved index
+    is loaded and synced with what the store changed since, so the first search syncs
+    nothing; a snapshot of a project the store does not hold, and a project without one, are
+    left alone."""
+    project_id, ids, token = _saved_project(tmp_path, embedder, backend)
+    with _server(tmp_path, embedder, backend, token) as api:
+        gone = f"/v1/projects/{project_id}/documents/{ids['/refunds.md']}"
+        assert api.delete(gone).status_code == 200
+        api.doc(project_id, "/pets.md", "# Pets\n\nDogs are welcome in the office on Fridays.")
+        unsaved = api.project()  # no snapshot: left to its first search
+    saved = tmp_path / "data" / "cache" / "indexes"
+    shutil.copytree(saved / project_id, saved / "proj_not_in_this_store")  # another store's
+    with _server(tmp_path, embedder, backend, token) as api:
+        assert api.naturali.restore_indexes() == [project_id]
+        assert list(api.naturali.indexes.loaded()) == [project_id]
+        cursors = _sync_cursors(api)
+        answers = _answers(api, project_id)
+        assert api.naturali.restore_indexes() == []  # loaded already: nothing to do
+        assert unsaved not in api.naturali.indexes.loaded()
+    assert len(set(cursors)) == 1  # every search found the index up to date
+    assert not any(path == "/refunds.md" for answer in answers for path, _ in answer)
+    assert any(path == "/pets.md" for answer in answers for path, _ in answer)

@@ -6,10 +6,12 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 import naturali
@@ -390,3 +392,27 @@ def test_the_server_hands_the_gil_over_within_a_millisecond(
     finally:
         sys.setswitchinterval(before)
     assert seen == [GIL_SWITCH_INTERVAL] and before > GIL_SWITCH_INTERVAL
+
+
+def test_a_restarted_server_restores_its_saved_indexes_as_it_starts(tmp_path: Path) -> None:
+    """``naturali serve`` saves its indexes when stopped and loads them again as it starts,
+    before any search (so the first search does not wait to read them)."""
+    env = {"NATURALI_INDEX_SNAPSHOT_ROWS": "1"}
+    first = start(tmp_path / ".naturali", tmp_path, env=env, log_name="first.log")
+    headers = {"Authorization": f"Bearer {first.token}"}
+    search = f"{first.base_url}/v1/projects/{first.demo_project}/knowledge/search"
+    assert httpx.post(search, json={"query": "refunds"}, headers=headers).status_code == 200
+    stop(first)
+    again = start(
+        tmp_path / ".naturali", tmp_path, token=first.token, env=env, log_name="again.log"
+    )
+    try:
+        deadline = time.monotonic() + 60
+        log = ""
+        while "restored the search indexes" not in log and time.monotonic() < deadline:
+            time.sleep(0.2)
+            log = (tmp_path / "again.log").read_text()
+        assert "restored the search indexes of 1 project(s)" in log
+        assert "restored" not in (tmp_path / "first.log").read_text()  # nothing saved yet
+    finally:
+        stop(again)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -75,6 +76,10 @@ def serve(
         typer.echo(f"\nRe-embedded {changed} chunks made by another embedder model.")
     # uvicorn's own access log prints query strings (filters); naturali.access does not.
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
+    # The indexes saved at the last stop load while the server starts: a first search that
+    # comes meanwhile waits for its project's (as it would have loaded it itself), not longer.
+    # After re-embedding, which drops every snapshot when it changes vectors.
+    threading.Thread(target=naturali.restore_indexes, name="naturali-restore", daemon=True).start()
     # Closing the services on shutdown saves changed search indexes: the next start reads little.
     app = create_app(naturali, close_on_shutdown=True)
     run_server(app, s.host, s.port)

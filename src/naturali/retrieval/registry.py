@@ -134,15 +134,46 @@ class IndexRegistry:
     def _fresh(self, project_id: str, *, reuse_snapshot: bool) -> ProjectIndex:
         """The project's saved index when there is one that matches, else an empty one (the
         sync that follows reads every chunk)."""
-        dimension, model_id = self._dimension(), self._model_id()
-        if reuse_snapshot and self._snapshots is not None:
-            holds = functools.partial(self._holds, project_id)
-            loaded = snapshot.load(self._snapshots, project_id, dimension, model_id, holds)
-            if loaded is not None:
-                self._saved_rows[project_id] = loaded.n
-                return loaded
+        saved = self._saved(project_id) if reuse_snapshot else None
+        if saved is not None:
+            return saved
         self._saved_rows[project_id] = 0
-        return ProjectIndex(project_id, dimension, model_id=model_id)
+        return ProjectIndex(project_id, self._dimension(), model_id=self._model_id())
+
+    def _saved(self, project_id: str) -> ProjectIndex | None:
+        """The project's snapshot, if one matches the store and the model."""
+        if self._snapshots is None:
+            return None
+        holds = functools.partial(self._holds, project_id)
+        dimension, model_id = self._dimension(), self._model_id()
+        loaded = snapshot.load(self._snapshots, project_id, dimension, model_id, holds)
+        if loaded is not None:
+            self._saved_rows[project_id] = loaded.n
+        return loaded
+
+    def restore(self, exists: Callable[[str], bool]) -> list[str]:
+        """Load the indexes the last run saved, most recently saved first and while they fit
+        the memory budget, each then synced as a search would: a restarted server answers its
+        first searches without reading them then (`bench/ready.py`). A project that no longer
+        ``exists``, or whose snapshot does not match, is left to its first search."""
+        restored: list[str] = []
+        for project_id in snapshot.saved(self._snapshots) if self._snapshots else []:
+            if sum(self.loaded().values()) >= self._budget:
+                break
+            if not exists(project_id):
+                continue
+            with self._gate(project_id).write():
+                with self._guard:
+                    if project_id in self._indexes:
+                        continue  # a search loaded it first
+                index = self._saved(project_id)
+                if index is None:
+                    continue
+                with self._guard:
+                    self._indexes[project_id] = index
+                self._sync(project_id, None)  # what the store changed since the snapshot
+            restored.append(project_id)
+        return restored
 
     def _holds(self, project_id: str, seq: int, chunk_id: str) -> bool:
         chunk = self._storage.get_chunks(project_id, [seq]).get(seq)

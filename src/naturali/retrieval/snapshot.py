@@ -102,6 +102,16 @@ def _clear_leftovers(directory: Path, age: float = 600.0) -> None:
             continue
 
 
+def saved(directory: Path) -> list[str]:
+    """The projects with a snapshot in ``directory``, the most recently saved first."""
+    try:
+        metas = [(entry / _META) for entry in directory.iterdir()]
+        found = [(meta.stat().st_mtime, meta.parent.name) for meta in metas if meta.is_file()]
+    except OSError:
+        return []
+    return [project_id for _, project_id in sorted(found, reverse=True)]
+
+
 def load(
     directory: Path,
     project_id: str,

@@ -7,8 +7,10 @@ is decided in ``naturali.compose``, the composition root.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +31,8 @@ from naturali.service.search import READ_AHEAD, Search
 from naturali.service.stores import StoreRegistry
 from naturali.service.write_engine import WriteEngine
 from naturali.settings import Settings
+
+log = logging.getLogger(__name__)
 
 OWNER_TOKEN_FILE = "owner-token"
 
@@ -139,6 +143,16 @@ class Services:
             fh.write(token + "\n")
         os.chmod(path, 0o600)
         return token
+
+    def restore_indexes(self) -> list[str]:
+        """Load the search indexes the last run saved (``IndexRegistry.restore``), so that a
+        restarted server's first searches do not wait for them; returns their projects."""
+        started = time.monotonic()
+        restored = self.indexes.restore(lambda p: self.storage.get_project(p) is not None)
+        if restored:
+            took = time.monotonic() - started
+            log.info("restored the search indexes of %d project(s) in %.1f s", len(restored), took)
+        return restored
 
     def close(self) -> None:
         """Stop the background indexer, then close every store and the catalog."""
