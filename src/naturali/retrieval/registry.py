@@ -153,8 +153,8 @@ class IndexRegistry:
 
     def restore(self, exists: Callable[[str], bool]) -> list[str]:
         """Load the indexes the last run saved, most recently saved first and while they fit
-        the memory budget, each then synced as a search would: a restarted server answers its
-        first searches without reading them then (`bench/ready.py`). A project that no longer
+        the memory budget, each then synced as a search would, so that a restarted server's
+        first searches need not read them (`bench/ready.py`). A project that no longer
         ``exists``, or whose snapshot does not match, is left to its first search."""
         restored: list[str] = []
         for project_id in snapshot.saved(self._snapshots) if self._snapshots else []:

@@ -148,7 +148,11 @@ class Services:
         """Load the search indexes the last run saved (``IndexRegistry.restore``), so that a
         restarted server's first searches do not wait for them; returns their projects."""
         started = time.monotonic()
-        restored = self.indexes.restore(lambda p: self.storage.get_project(p) is not None)
+        try:
+            restored = self.indexes.restore(lambda p: self.storage.get_project(p) is not None)
+        except Exception:  # each index is then loaded by its first search, as before
+            log.exception("could not restore the saved search indexes")
+            return []
         if restored:
             took = time.monotonic() - started
             log.info("restored the search indexes of %d project(s) in %.1f s", len(restored), took)
