@@ -402,7 +402,7 @@ def _over(scores: npt.NDArray[np.float32], k: int) -> tuple[Rows, float]:
         over = np.flatnonzero(scores >= threshold)
         if over.size >= k:
             return over, threshold
-    threshold = float(np.partition(scores, n - k)[n - k])
+    threshold = _kth_best(scores, k)
     return np.flatnonzero(scores >= threshold), threshold
 
 
@@ -410,8 +410,12 @@ def _top_of(scores: npt.NDArray[np.float32], k: int) -> Rows:
     """The positions, in order, of the scores at least the ``k``-th best (ties included)."""
     if scores.size <= k:
         return np.arange(scores.size)
-    kth = np.partition(scores, scores.size - k)[scores.size - k]
-    return np.flatnonzero(scores >= kth)
+    return np.flatnonzero(scores >= _kth_best(scores, k))
+
+
+def _kth_best(scores: npt.NDArray[np.float32], k: int) -> float:
+    """The ``k``-th best of more than ``k`` scores, by a partition of them all."""
+    return float(np.partition(scores, scores.size - k)[scores.size - k])
 
 
 def _shards(n: int) -> list[Share]:
