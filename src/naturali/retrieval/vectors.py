@@ -260,16 +260,20 @@ class Scan:
             codes.length * vectors.error + codes.error * (vectors.norm + vectors.error) + _SLACK
         )
         over, threshold = _over(self._scores, k)
-        first = over[_top_of(self._scores[over], k)]
+        estimates = self._scores[over]
+        best = _top_of(estimates, k)  # positions in ``over``
+        first = over[best]
         known = vectors.cosines(first, query)
         # The scores stay in int8 units, without q·μ: the floor is brought to them once
         # instead of every score to cosines.
         cut = (float(known.min()) - margin - codes.shift) * codes.units
         if cut >= threshold:  # the usual case: every row that reaches the cut is over
-            rest = over[self._scores[over] >= cut]
+            window = estimates >= cut
+            window[best] = False  # rescored already
+            rest = over[window]
         else:
             rest = np.flatnonzero(self._scores >= cut)
-        rest = np.setdiff1d(rest, first, assume_unique=True)  # rescored already
+            rest = np.setdiff1d(rest, first, assume_unique=True)
         return np.concatenate([first, rest]), np.concatenate([known, vectors.cosines(rest, query)])
 
     def _scanned(self, query: Matrix) -> _QueryCodes:
