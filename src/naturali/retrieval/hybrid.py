@@ -157,7 +157,7 @@ def _union(
 
 def _positions(ranked: npt.NDArray[np.int64]) -> dict[int, int]:
     """Row → 1-based rank among a leg's candidates."""
-    return {int(row): i + 1 for i, row in enumerate(ranked)}
+    return dict(zip(ranked.tolist(), range(1, ranked.size + 1), strict=True))
 
 
 def _top(
@@ -172,5 +172,5 @@ def _top(
 def _ranks(
     candidates: npt.NDArray[np.int64], ranked: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64]:
-    positions = {int(row): i for i, row in enumerate(ranked)}
-    return np.array([positions.get(int(c), -1) for c in candidates], np.int64)
+    positions = dict(zip(ranked.tolist(), range(ranked.size), strict=True))
+    return np.array([positions.get(c, -1) for c in candidates.tolist()], np.int64)
