@@ -267,13 +267,11 @@ class Scan:
         # The scores stay in int8 units, without q·μ: the floor is brought to them once
         # instead of every score to cosines.
         cut = (float(known.min()) - margin - codes.shift) * codes.units
-        if cut >= threshold:  # the usual case: every row that reaches the cut is over
-            window = estimates >= cut
-            window[best] = False  # rescored already
-            rest = over[window]
-        else:
-            rest = np.flatnonzero(self._scores >= cut)
-            rest = np.setdiff1d(rest, first, assume_unique=True)
+        if cut < threshold:  # rare: rows under the threshold may reach the cut, so every row
+            over, estimates, best = np.arange(self._scores.size), self._scores, first
+        window = estimates >= cut
+        window[best] = False  # rescored already
+        rest = over[window]
         return np.concatenate([first, rest]), np.concatenate([known, vectors.cosines(rest, query)])
 
     def _scanned(self, query: Matrix) -> _QueryCodes:
