@@ -91,7 +91,7 @@ class Services:
             settings.reconcile_budget_seconds,
             # On PostgreSQL each read is a round trip, and the server's own process works
             # beside the model: reading ahead left the service call 0.03-0.06 of the bare
-            # sum slower in two pairs (README, "Search latency"), so it reads after ranking.
+            # sum slower in two pairs (commit 6799c0c), so it reads after ranking.
             read_ahead=READ_AHEAD if settings.database_url is None else 0,
         )
 
