@@ -3,6 +3,7 @@ only what changed since; one that no longer matches the store is ignored."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ from conftest import Api, validate_result
 from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
+from naturali.retrieval import snapshot
 from naturali.settings import Settings
 
 DOCS = {
@@ -153,3 +155,19 @@ def test_a_restarted_server_restores_its_saved_indexes_before_any_search(
     assert len(set(cursors)) == 1  # every search found the index up to date
     assert not any(path == "/refunds.md" for answer in answers for path, _ in answer)
     assert any(path == "/pets.md" for answer in answers for path, _ in answer)
+
+
+def test_the_saved_snapshots_are_listed_newest_first_without_unfinished_ones(
+    tmp_path: Path,
+) -> None:
+    """What ``restore`` walks: projects whose snapshot has its metadata, most recently saved
+    first; a staging or retired entry (a save in progress) and a folder without metadata are
+    not projects."""
+    for name, saved_at in (("proj_old", 1_000), ("proj_new", 2_000), (".retired-proj_x", 3_000)):
+        meta = tmp_path / name / "meta.json"
+        meta.parent.mkdir()
+        meta.write_text("{}")
+        os.utime(meta, (saved_at, saved_at))
+    (tmp_path / "proj_empty").mkdir()
+    assert snapshot.saved(tmp_path) == ["proj_new", "proj_old"]
+    assert snapshot.saved(tmp_path / "missing") == []

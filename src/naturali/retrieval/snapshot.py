@@ -103,12 +103,20 @@ def _clear_leftovers(directory: Path, age: float = 600.0) -> None:
 
 
 def saved(directory: Path) -> list[str]:
-    """The projects with a snapshot in ``directory``, the most recently saved first."""
+    """The projects with a snapshot in ``directory``, the most recently saved first. Each
+    entry is read on its own: one replaced or removed while listed is left out, not all."""
     try:
-        metas = [(entry / _META) for entry in directory.iterdir()]
-        found = [(meta.stat().st_mtime, meta.parent.name) for meta in metas if meta.is_file()]
+        entries = list(directory.iterdir())
     except OSError:
         return []
+    found: list[tuple[float, str]] = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue  # a snapshot being saved, or the one it replaces (``save``)
+        try:
+            found.append(((entry / _META).stat().st_mtime, entry.name))
+        except OSError:
+            continue  # no snapshot here, or removed meanwhile
     return [project_id for _, project_id in sorted(found, reverse=True)]
 
 
