@@ -11,11 +11,11 @@ import sys
 import threading
 from typing import Any
 
-import numkong
 import numpy as np
 import pytest
 
 from naturali.model import Chunk, SourceType
+from naturali.retrieval import int8_scan
 from naturali.retrieval import vectors as vectors_module
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.hybrid import Ranking
@@ -155,13 +155,13 @@ def test_a_scan_runs_beside_its_pool_threads_each_on_a_cpu_of_its_own(
     pool thread the other share on a CPU of its own, and the caller is let go after."""
     cpus = sorted(os.sched_getaffinity(0))
     scanned: list[tuple[str, frozenset[int]]] = []
-    kernel = numkong.cdist
+    kernel = int8_scan.estimates
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         scanned.append((threading.current_thread().name, frozenset(os.sched_getaffinity(0))))
         return kernel(*args, **kwargs)
 
-    monkeypatch.setattr(numkong, "cdist", spy)
+    monkeypatch.setattr(int8_scan, "estimates", spy)
     rng = np.random.default_rng(5)
     matrix = _unit(rng.standard_normal((40_000, 64)))
     vectors = Vectors(64)

@@ -1,6 +1,6 @@
 """A project's chunk vectors for exact cosine search: the float32 rows (what similarity is)
 and an int8 copy of them that is what a search scans — a quarter of the memory traffic, with
-numkong's SIMD int8 kernels, read in place: one contiguous piece of the rows for each thread.
+SIMD int8 kernels (int8_scan.py), read in place: one contiguous piece of the rows for each thread.
 
 The codes are of each row less the rows' mean, ``centre`` (μ). bge-small's vectors share a
 large common part (‖μ‖ ≈ 0.78, a few dimensions of it up to 0.38), which set the scale for
@@ -30,11 +30,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 
-import numkong
 import numpy as np
 import numpy.typing as npt
 
-from naturali.retrieval import placement
+from naturali.retrieval import int8_scan, placement
 
 Matrix = npt.NDArray[np.float32]
 Codes = npt.NDArray[np.int8]
@@ -51,11 +50,11 @@ _HEADROOM = 1.25  # later rows may reach a little past the first rows' largest c
 # was 0.0103 (none clipped); from its first 256, 0.0182 (11 clipped).
 FIT_ROWS = 1024
 _SLACK = 1e-5  # float32 rounding in the scaled scores
-# The rows are scanned on one thread per core (numkong releases the GIL), each thread at least
+# The rows are scanned on one thread per core (its kernels release the GIL), each thread at least
 # this many rows: a woken thread takes ~0.3 ms to run here, a cold scan of these rows ~0.4.
 # The thread that embedded the query takes shares first when a search has one (Scan.help);
 # otherwise the caller scans one share and the pool has a thread for each other share, each
-# on a CPU of its own (placement.py). The codes are scanned where they lie, by ``cdist``: its
+# on a CPU of its own (placement.py). The codes are scanned where they lie: numkong's
 # packed matrix kernel (``dots_pack``, blocks of 16k rows) read a cold 108k-row scan in 3.2 ms
 # on two threads against 2.7 unpacked, and kept a second copy of the codes.
 _SHARE_ROWS = 16_384
@@ -343,14 +342,8 @@ class Scan:
         start, stop = share
         scores = self._scores[start:stop]
         # int8 products summed in int32: exact in float32 up to 1,040 dimensions (2^24).
-        rows = self._vectors.codes[start:stop]
-        numkong.cdist(codes.codes, rows, metric="dot", out=scores[None], out_dtype="float32")
-        # One pass, in place: numpy's ``scores += offsets * units`` makes a temporary and
-        # reads the scores twice (0.19-0.34 ms of a cold 108k-row scan on two threads here,
-        # against 0.08-0.10).
-        numkong.blend(
-            scores, self._vectors.offsets[start:stop], alpha=1.0, beta=codes.units, out=scores
-        )
+        rows, offsets = self._vectors.codes[start:stop], self._vectors.offsets[start:stop]
+        int8_scan.estimates(codes.codes[0], rows, offsets, codes.units, scores)
         if not self._every:
             scores[~self._mask[start:stop]] = -np.inf
 

@@ -1,0 +1,12 @@
+import numpy as np
+import numpy.typing as npt
+
+def supported() -> bool: ...
+def scan(
+    codes: npt.NDArray[np.int8],
+    d: int,
+    query: npt.NDArray[np.int8],
+    offsets: npt.NDArray[np.float32],
+    units: float,
+    out: npt.NDArray[np.float32],
+) -> None: ...
