@@ -76,6 +76,10 @@ def serve(
         typer.echo(f"\nRe-embedded {changed} chunks made by another embedder model.")
     # uvicorn's own access log prints query strings (filters); naturali.access does not.
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
+    # The scan's own kernel is built at install only where a C compiler was found: say which.
+    from naturali.retrieval import int8_scan
+
+    logging.getLogger(__name__).info("vector scan's int8 kernel: %s", int8_scan.KERNEL)
     # The indexes saved at the last stop load while the server starts: a first search that
     # comes meanwhile waits for its project's (as it would have loaded it itself), not longer.
     # After re-embedding, which drops every snapshot when it changes vectors.
