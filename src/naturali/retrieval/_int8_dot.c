@@ -38,8 +38,9 @@ scan_vnni(const int8_t *codes, Py_ssize_t n, Py_ssize_t d, const int8_t *query,
     Py_ssize_t i = 0;
     for (; i + 4 <= n; i += 4) { /* four rows at a time: four sums in flight */
         const int8_t *row = codes + i * d;
-        for (Py_ssize_t p = 0; p < 4 * d; p += BLOCK) /* a hint: never faults, even past the end */
-            _mm_prefetch((const char *)(row + AHEAD * d + p), _MM_HINT_T0);
+        if (i + AHEAD + 4 <= n) /* rows further on, while these are summed */
+            for (Py_ssize_t p = 0; p < 4 * d; p += BLOCK)
+                _mm_prefetch((const char *)(row + AHEAD * d + p), _MM_HINT_T0);
         __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const int8_t *x = row + BLOCK * b;
@@ -80,12 +81,14 @@ vnni_supported(void)
 static PyObject *
 supported(PyObject *self, PyObject *args)
 {
+    (void)self, (void)args;
     return PyBool_FromLong(vnni_supported());
 }
 
 static PyObject *
 scan(PyObject *self, PyObject *args)
 {
+    (void)self;
     Py_buffer codes, query, offsets, out;
     Py_ssize_t d;
     float units;
@@ -127,7 +130,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_int8_dot", "The vector scan's int8 kernel (int8_scan.py).", -1,
-    methods,
+    methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
