@@ -74,12 +74,7 @@ def serve(
     changed = naturali.reembed(lambda n: typer.echo(f"\r  re-embedded {n} chunks", nl=False))
     if changed:
         typer.echo(f"\nRe-embedded {changed} chunks made by another embedder model.")
-    # uvicorn's own access log prints query strings (filters); naturali.access does not.
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
-    # The scan's own kernel is built at install only where a C compiler was found: say which.
-    from naturali.retrieval import int8_scan
-
-    logging.getLogger(__name__).info("vector scan's int8 kernel: %s", int8_scan.KERNEL)
+    _start_logging()
     # The indexes saved at the last stop load while the server starts: a first search that
     # comes meanwhile waits for its project's (as it would have loaded it itself), not longer.
     # After re-embedding, which drops every snapshot when it changes vectors.
@@ -87,6 +82,15 @@ def serve(
     # Closing the services on shutdown saves changed search indexes: the next start reads little.
     app = create_app(naturali, close_on_shutdown=True)
     run_server(app, s.host, s.port)
+
+
+def _start_logging() -> None:
+    # uvicorn's own access log prints query strings (filters); naturali.access does not.
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
+    # The scan's own kernel is built at install only where a C compiler was found: say which.
+    from naturali.retrieval import int8_scan
+
+    logging.getLogger(__name__).info("vector scan's int8 kernel: %s", int8_scan.KERNEL)
 
 
 def run_server(app: FastAPI, host: str, port: int) -> None:
