@@ -88,6 +88,7 @@ def _start_logging() -> None:
     # uvicorn's own access log prints query strings (filters); naturali.access does not.
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
     # The scan's own kernel is built at install only where a C compiler was found: say which.
+    # Imported here, like the rest of the server's stack (see serve).
     from naturali.retrieval import int8_scan
 
     logging.getLogger(__name__).info("vector scan's int8 kernel: %s", int8_scan.KERNEL)
