@@ -221,13 +221,17 @@ def _attrs_row(attrs: OwnerAttrs) -> list[Any]:
     ]
 
 
+# By value, without the enum's own lookup: a restart reads one row per owner (57k at 108k chunks).
+_SOURCES = {str(source): source for source in SourceType}
+
+
 def _attrs(row: list[Any]) -> OwnerAttrs:
     source, owner_id, path, store_id, tags, title = row
     return OwnerAttrs(
-        SourceType(source),
+        _SOURCES[source],
         owner_id,
         path=path,
         store_id=store_id,
-        tags=tuple((str(k), str(v)) for k, v in tags),
+        tags=tuple((str(k), str(v)) for k, v in tags) if tags else (),
         title=title,
     )
