@@ -65,6 +65,8 @@ scan_vnni(const int8_t *codes, Py_ssize_t n, Py_ssize_t d, const int8_t *query,
 }
 #endif
 
+static int vnni; /* whether this CPU runs scan_vnni: found once, when the module loads */
+
 static int
 vnni_supported(void)
 {
@@ -82,7 +84,7 @@ static PyObject *
 supported(PyObject *self, PyObject *args)
 {
     (void)self, (void)args;
-    return PyBool_FromLong(vnni_supported());
+    return PyBool_FromLong(vnni);
 }
 
 static PyObject *
@@ -96,7 +98,7 @@ scan(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t n = d > 0 ? codes.len / d : 0;
-    if (!vnni_supported())
+    if (!vnni)
         PyErr_SetString(PyExc_RuntimeError, "this CPU has no AVX-512 VNNI");
     else if (d <= 0 || d % BLOCK || d > MAX_DIM || codes.len != n * d || query.len != d)
         PyErr_SetString(PyExc_ValueError, "codes must be n rows of d bytes, d a multiple of 64 "
@@ -136,5 +138,13 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__int8_dot(void)
 {
-    return PyModule_Create(&module);
+    vnni = vnni_supported();
+    PyObject *m = PyModule_Create(&module);
+    /* The rows it takes, for int8_scan.py to choose by: whole registers, sums exact in float32. */
+    if (m && (PyModule_AddIntConstant(m, "BLOCK", BLOCK) < 0 ||
+              PyModule_AddIntConstant(m, "MAX_DIMENSION", MAX_DIM) < 0)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

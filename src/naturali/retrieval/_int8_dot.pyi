@@ -1,6 +1,9 @@
 import numpy as np
 import numpy.typing as npt
 
+BLOCK: int
+MAX_DIMENSION: int
+
 def supported() -> bool: ...
 def scan(
     codes: npt.NDArray[np.int8],

@@ -24,10 +24,6 @@ try:
 except ImportError:  # not built (no C compiler at install): the library's kernel
     _int8_dot = None
 
-# Row widths the kernel takes: whole 64-byte registers, its sums exact in float32.
-_BLOCK = 64
-_MAX_DIMENSION = 1024
-
 KERNEL = "naturali-vnni" if _int8_dot is not None and _int8_dot.supported() else "numkong"
 
 
@@ -41,10 +37,11 @@ def estimates(
     """``out[i] = rows[i] · query + offsets[i] · units``, for C-contiguous int8 ``rows`` (n × d),
     a query of d codes, and float32 ``offsets`` and ``out`` of n each."""
     d = rows.shape[1]
-    if KERNEL == "naturali-vnni" and d % _BLOCK == 0 and d <= _MAX_DIMENSION:
+    if KERNEL == "naturali-vnni":
         assert _int8_dot is not None
-        _int8_dot.scan(rows, d, query, offsets, units, out)
-        return
+        if d % _int8_dot.BLOCK == 0 and d <= _int8_dot.MAX_DIMENSION:  # the rows it takes
+            _int8_dot.scan(rows, d, query, offsets, units, out)
+            return
     numkong.cdist(query[None], rows, metric="dot", out=out[None], out_dtype="float32")
     # One pass, in place: numpy's ``out += offsets * units`` makes a temporary and reads the
     # scores twice (0.19-0.34 ms of a cold 108k-row scan on two threads here, against 0.08-0.10).
