@@ -213,6 +213,27 @@ def test_a_snapshot_of_the_lexical_index_scores_the_same() -> None:
         assert np.allclose(index.score(query, mask, 4), restored.score(query, mask, 4))
 
 
+def test_a_restored_lexical_index_saves_every_term_searched_added_to_or_not() -> None:
+    """A snapshot's postings stay in its flat arrays until a term is searched or added to; a
+    second snapshot holds them all, as saved, as searched, as added to and new."""
+    texts = ["alpha beta gamma", "beta beta delta", "gamma epsilon"]
+    index = LexicalIndex()
+    for row, text in enumerate(texts):
+        index.add(row, text)
+    restored = LexicalIndex.from_arrays(index.to_arrays())
+    restored.score(["beta"], np.ones(3, bool), 3)  # made from the arrays
+    before = restored.memory_bytes()
+    restored.add(3, "delta omega")  # delta: added to; omega: a new term
+    index.add(3, "delta omega")
+    assert restored.memory_bytes() >= before + 250  # omega's entry counted
+    again = LexicalIndex.from_arrays(restored.to_arrays())
+    assert sorted(again.to_arrays().vocabulary) == sorted(index.to_arrays().vocabulary)
+    mask = np.ones(4, bool)
+    for term in ("alpha", "beta", "gamma", "delta", "epsilon", "omega"):
+        assert np.allclose(index.score([term], mask, 4), again.score([term], mask, 4)), term
+        assert np.allclose(index.score([term], mask, 4), restored.score([term], mask, 4)), term
+
+
 def test_a_reader_waiting_aside_lets_a_sync_through() -> None:
     gate = Gate()
     order: list[str] = []

@@ -9,6 +9,7 @@ half of its rows are dead.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -22,9 +23,11 @@ TagPairs = frozenset[tuple[str, str]]
 _CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}  # the int8 per-row source column
 
 
-@dataclass(frozen=True)
-class OwnerAttrs:
-    """What filters look at: a document's path and tags, or a memory's store and tags."""
+class OwnerAttrs(NamedTuple):
+    """What filters look at: a document's path and tags, or a memory's store and tags.
+    A named tuple, not a frozen dataclass: a restart makes one per owner (57k at 108k
+    chunks), and made with its fields in order a tuple takes 0.8 µs where the dataclass
+    took 2.3."""
 
     source: SourceType
     owner_id: str  # document id, or memory id

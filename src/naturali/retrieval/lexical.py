@@ -74,20 +74,32 @@ class LexicalArrays:
 class LexicalIndex:
     def __init__(self) -> None:
         self._postings: dict[str, _Postings] = {}
+        # A snapshot's postings stay in its flat arrays until a term is first looked up
+        # (``_postings_of``): a restart at 108k chunks would otherwise make 26.6k objects.
+        self._base_terms: dict[str, int] = {}  # term → its place in the snapshot's vocabulary
+        self._base = LexicalArrays(
+            [],
+            np.zeros(1, np.int64),
+            np.zeros(0, np.int32),
+            np.zeros(0, np.uint16),
+            np.zeros(0, np.float32),
+        )
         self._lengths: list[int] = []
         self._length_array: npt.NDArray[np.float32] | None = None
         self._base_lengths: npt.NDArray[np.float32] = np.zeros(0, np.float32)
         self._entries = 0  # appended postings entries, for the memory estimate
+        self._new_terms = 0  # terms not in the snapshot, likewise
         self._base_entries = 0  # postings entries loaded from a snapshot (flat arrays)
 
     def memory_bytes(self) -> int:
         """An estimate: ~36 bytes per postings entry (two list slots and a row int; term
         frequencies are cached small ints), ~250 per term (its key and lists); within a few
         percent of tracemalloc over 3,000 SciFact abstracts. Snapshot postings are flat
-        arrays: 12 bytes an entry."""
+        arrays, 6 bytes an entry, and a term's are copied (12 bytes an entry) when it is first
+        searched: 12 is counted for every entry, an upper bound."""
         rows = len(self._base_lengths) + len(self._lengths)
         entries = self._entries * 36 + self._base_entries * 12
-        return entries + len(self._postings) * 250 + rows * 36
+        return entries + (len(self._base_terms) + self._new_terms) * 250 + rows * 36
 
     def add(self, row: int, text: str, title: list[str] | None = None) -> None:
         """Index ``text`` at ``row``, with its document's ``title`` terms in front unless the
@@ -101,9 +113,10 @@ class LexicalIndex:
         self._length_array = None
         self._entries += len(counts)
         for term, tf in counts.items():
-            postings = self._postings.get(term)
+            postings = self._postings_of(term)
             if postings is None:
                 postings = self._postings[term] = _Postings()
+                self._new_terms += 1
             postings.add(row, tf)
 
     def lengths(self) -> npt.NDArray[np.float32]:
@@ -120,7 +133,7 @@ class LexicalIndex:
             return scores
         avgdl = float(lengths[mask].mean()) or 1.0
         for term in query:
-            postings = self._postings.get(term)
+            postings = self._postings_of(term)
             if postings is None:
                 continue
             rows, tfs = postings.arrays()
@@ -133,9 +146,23 @@ class LexicalIndex:
             scores[rows] += np.float32(idf) * tfs * (K1 + 1.0) / (tfs + norm)
         return scores
 
+    def _postings_of(self, term: str) -> _Postings | None:
+        """The term's postings, made from the snapshot's arrays the first time it is asked for
+        (a race makes two equal ones, and the last stays)."""
+        postings = self._postings.get(term)
+        if postings is None and (i := self._base_terms.get(term)) is not None:
+            start, end = int(self._base.offsets[i]), int(self._base.offsets[i + 1])
+            rows = self._base.rows[start:end].astype(np.int64)
+            tfs = self._base.tfs[start:end].astype(np.float32)
+            postings = self._postings[term] = _Postings(rows, tfs)
+        return postings
+
     def to_arrays(self) -> LexicalArrays:
-        vocabulary = list(self._postings)
-        frozen = [self._postings[t].arrays() for t in vocabulary]
+        # The keys copied at once: searches (under the same read gate as a save) may add a
+        # snapshot's term to them meanwhile.
+        new = [t for t in list(self._postings) if t not in self._base_terms]
+        vocabulary = self._base.vocabulary + new
+        frozen = [self._posting_arrays(t) for t in vocabulary]
         sizes = np.array([r.size for r, _ in frozen], np.int64)
         offsets = np.zeros(len(vocabulary) + 1, np.int64)
         np.cumsum(sizes, out=offsets[1:])
@@ -149,15 +176,20 @@ class LexicalIndex:
             self.lengths().copy(),
         )
 
+    def _posting_arrays(self, term: str) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.number]]:
+        """A term's rows and frequencies for a snapshot, in whichever types they are held."""
+        postings = self._postings.get(term)
+        if postings is not None:
+            return postings.arrays()
+        i = self._base_terms[term]  # not looked up since the snapshot: its arrays as saved
+        start, end = int(self._base.offsets[i]), int(self._base.offsets[i + 1])
+        return self._base.rows[start:end], self._base.tfs[start:end]
+
     @classmethod
     def from_arrays(cls, arrays: LexicalArrays) -> LexicalIndex:
         index = cls()
-        rows = arrays.rows.astype(np.int64)
-        tfs = arrays.tfs.astype(np.float32)
-        bounds = arrays.offsets.tolist()
-        for i, term in enumerate(arrays.vocabulary):
-            start, end = bounds[i], bounds[i + 1]
-            index._postings[term] = _Postings(rows[start:end], tfs[start:end])
+        index._base = arrays
+        index._base_terms = {term: i for i, term in enumerate(arrays.vocabulary)}
         index._base_lengths = arrays.lengths
         index._base_entries = int(arrays.rows.size)
         return index

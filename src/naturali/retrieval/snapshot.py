@@ -227,11 +227,5 @@ _SOURCES = {str(source): source for source in SourceType}
 
 def _attrs(row: list[Any]) -> OwnerAttrs:
     source, owner_id, path, store_id, tags, title = row
-    return OwnerAttrs(
-        _SOURCES[source],
-        owner_id,
-        path=path,
-        store_id=store_id,
-        tags=tuple((str(k), str(v)) for k, v in tags) if tags else (),
-        title=title,
-    )
+    pairs = tuple((str(k), str(v)) for k, v in tags) if tags else ()
+    return OwnerAttrs(_SOURCES[source], owner_id, path, store_id, pairs, title)  # in order
