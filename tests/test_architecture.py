@@ -133,3 +133,14 @@ def test_the_cli_starts_without_the_server_stack_or_the_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_server_never_loads_the_pdf_parser() -> None:
+    """PDFs are parsed in worker processes (ingest/pdf.py), so the server's own stack does
+    without pypdf, ~0.13 s of every start."""
+    code = (
+        "import sys, naturali.api.app, naturali.compose, naturali.ingest.extract; "
+        "print('pypdf' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

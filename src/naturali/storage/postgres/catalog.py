@@ -66,6 +66,9 @@ OWNER_CHUNKS = (
     "SELECT * FROM chunks WHERE project_id = %s AND source_type = %s AND owner_id = ANY(%s) "
     "ORDER BY owner_id, ordinal"
 )
+# Vectors another model made, by two ranges of the model's index (a planner reads none for
+# <>), in no particular order: each batch re-embedded leaves them.
+STALE_CHUNKS = "SELECT * FROM chunks WHERE model < %s OR model > %s LIMIT %s"
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
            v.chunk_count, v.page_count, v.warnings
@@ -395,7 +398,8 @@ class PostgresStorage:
 
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
         rows = self.db.all(
-            "SELECT * FROM chunks WHERE model != %s ORDER BY seq LIMIT %s",
+            STALE_CHUNKS,
+            model_id,
             model_id,
             limit,
             binary=True,

@@ -42,6 +42,10 @@ ANY_CHUNK_CHANGE = (
     "OR COALESCE((SELECT MAX(seq) FROM chunk_removals WHERE project_id = ?), 0) > ?"
 )
 
+# Vectors another model made (Services.reembed), by two ranges of the model's index (a
+# planner reads none for !=), in no particular order: each batch re-embedded leaves them.
+STALE_CHUNKS = "SELECT * FROM chunks WHERE model < ? OR model > ? LIMIT ?"
+
 
 def _placeholders(n: int) -> str:
     return ",".join("?" * n)
@@ -448,9 +452,7 @@ class SqliteStorage:
         return out
 
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
-        rows = self._all(
-            "SELECT * FROM chunks WHERE model != ? ORDER BY seq LIMIT ?", model_id, limit
-        )
+        rows = self._all(STALE_CHUNKS, model_id, model_id, limit)
         return [mapping.chunk(r) for r in rows]
 
     def set_vectors(self, vectors: Sequence[NewVector], model_id: str) -> None:

@@ -108,6 +108,11 @@ MIGRATIONS: list[str] = [
         INSERT INTO chunk_removals(project_id, chunk_seq) VALUES (old.project_id, old.seq);
     END;
     """,
+    # 2: the chunks' embedder model indexed, so that a start's check for vectors another model
+    # made (Services.reembed) reads only those, not every chunk (~0.2 s at 108k chunks).
+    """
+    CREATE INDEX chunks_model ON chunks (model);
+    """,
 ]
 
 
