@@ -245,9 +245,9 @@ def test_a_well_formed_search_is_answered_before_fastapis_routing_as_the_route_a
     answered_here: list[str] = []
     answered = query_ahead_module.answered
 
-    async def counted(svc: Any, user: Any, project: str, body: Any, ahead: Any) -> bytes:
+    async def counted(svc: Any, user: Any, project: str, body: Any, ahead: Any, **kw: Any) -> bytes:
         answered_here.append(project)
-        return await answered(svc, user, project, body, ahead)
+        return await answered(svc, user, project, body, ahead, **kw)
 
     monkeypatch.setattr(query_ahead_module, "answered", counted)
     asks: list[tuple[str, dict[str, Any]]] = [
@@ -283,3 +283,96 @@ def test_a_search_body_of_another_content_type_goes_to_the_route(api: Api) -> No
         url, content=body, headers={"Content-Type": "application/json; charset=utf-8"}
     )
     assert charset.status_code == 200 and charset.json() == {"results": []}
+
+
+def _ways(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each search the middleware answered was answered on the event loop's thread."""
+    import naturali.api.query_ahead as query_ahead_module
+
+    ways: list[bool] = []
+    answered = query_ahead_module.answered
+
+    async def spy(svc: Any, user: Any, project: str, body: Any, ahead: Any, **kw: Any) -> bytes:
+        ways.append(kw.get("inline", False))
+        return await answered(svc, user, project, body, ahead, **kw)
+
+    monkeypatch.setattr(query_ahead_module, "answered", spy)
+    return ways
+
+
+def test_a_lone_quick_search_is_answered_on_the_event_loop_as_a_lane_answers_it(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a documents-only search of an index in memory and current, on the embedded store
+    (api/search_answer.py): a memory store's reconcile, an index's load or sync, or a round
+    trip to PostgreSQL would hold every other request meanwhile."""
+    project_id = api.project()
+    api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
+    ways = _ways(monkeypatch)
+    ask = {"query": "how long do refunds take", "include_memories": False, "explain": True}
+    first = api.search(project_id, **ask)  # loads and syncs the index
+    again = api.search(project_id, **ask)
+    api.doc(project_id, "/oncall.md", "The on-call engineer answers pages in fifteen minutes.")
+    after_a_write = api.search(project_id, **ask)  # the index must sync first
+    with_memories = api.search(project_id, query="how long do refunds take")
+    embedded = api.naturali.settings.database_url is None
+    assert ways == [False, embedded, False, False]
+    for r in (first, again, after_a_write, with_memories):
+        assert r.status_code == 200, r.text
+    assert again.content == first.content  # the same answer either way
+
+    monkeypatch.setattr(api.naturali.search, "answers_quickly", lambda *a: False)
+    by_lane = api.search(project_id, **ask)
+    assert ways[-1] is False
+    assert by_lane.content == api.search(project_id, **ask).content
+    if embedded:
+        monkeypatch.undo()
+        ways = _ways(monkeypatch)
+        assert api.search(project_id, **ask).content == by_lane.content
+        assert ways == [True]
+
+
+def test_a_search_beside_another_request_in_flight_goes_to_a_lane(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The event loop answers a search itself only when it serves nothing else: any request
+    still in flight (here one held in the route) sends the next search to a lane."""
+    from naturali.api.guard import USER_KEY
+
+    project_id = api.project()
+    api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
+    api.search(project_id, query="refunds", include_memories=False)  # the index, loaded
+    monkeypatch.setattr(api.naturali.search, "answers_quickly", lambda *a: True)
+    ways = _ways(monkeypatch)
+    release = anyio.Event()
+
+    async def route(scope: Any, receive: Any, send: Any) -> None:
+        await release.wait()
+
+    middleware = QueryAhead(route, api.naturali)
+    owner = api.naturali.auth.authenticate(api.token)
+    search = {
+        "type": "http",
+        "method": "POST",
+        "path": f"/v1/projects/{project_id}/knowledge/search",
+        "headers": [(b"content-type", b"application/json")],
+        "state": {USER_KEY: owner},
+    }
+    other = {"type": "http", "method": "GET", "path": "/v1/projects", "headers": []}
+
+    async def body() -> dict[str, Any]:
+        return {"type": "http.request", "body": b'{"query": "refunds"}', "more_body": False}
+
+    async def send(message: Any) -> None:
+        pass
+
+    async def requests() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(middleware, other, body, send)  # held in the route
+            await anyio.sleep(0.01)
+            await middleware(dict(search), body, send)
+            release.set()
+        await middleware(dict(search), body, send)  # alone again
+
+    anyio.run(requests)
+    assert ways == [False, True]

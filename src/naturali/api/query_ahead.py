@@ -52,9 +52,20 @@ class QueryAhead:
         self.app = app
         self.naturali = naturali
         self._searching = 0  # searches this app is serving now (on its event loop)
+        self._serving = 0  # HTTP requests of any kind, likewise
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = _SEARCH_PATH.match(scope["path"]) if scope["type"] == "http" else None
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self._serving += 1
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self._serving -= 1
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = _SEARCH_PATH.match(scope["path"])
         if path is None or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
@@ -87,18 +98,27 @@ class QueryAhead:
                 await self.app(scope, replay, send)
                 return
             ahead = started if started is not None and body.query == query else None
-            response = await self._answer(user, path["project_id"], body, ahead)
+            inline = self._serving == 1 and self.naturali.search.answers_quickly(
+                path["project_id"], body
+            )
+            response = await self._answer(user, path["project_id"], body, ahead, inline)
             await response(scope, replay, send)
         finally:
             self._searching -= 1
 
     async def _answer(
-        self, user: User, project_id: str, body: SearchRequest, ahead: Future[Vector] | None
+        self,
+        user: User,
+        project_id: str,
+        body: SearchRequest,
+        ahead: Future[Vector] | None,
+        inline: bool,
     ) -> Response:
         """The route's answer, errors in the one shape as its exception handlers give them
-        (api/errors.py); anything unexpected goes on to the outer layers, as from the route."""
+        (api/errors.py); anything unexpected goes on to the outer layers, as from the route.
+        ``inline``: answered on the event loop's thread (search_answer.py)."""
         try:
-            payload = await answered(self.naturali, user, project_id, body, ahead)
+            payload = await answered(self.naturali, user, project_id, body, ahead, inline=inline)
         except NaturaliError as exc:
             return naturali_error_response(exc)
         except ValidationError as exc:

@@ -93,6 +93,7 @@ class Services:
             # beside the model: reading ahead left the service call 0.03-0.06 of the bare
             # sum slower in two pairs (commit 6799c0c), so it reads after ranking.
             read_ahead=READ_AHEAD if settings.database_url is None else 0,
+            embedded_store=settings.database_url is None,
         )
 
     @property

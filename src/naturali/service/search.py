@@ -134,10 +134,13 @@ class Search:
         vector_weight: Callable[[], float],
         reconcile_budget: float = 2.0,
         read_ahead: int = READ_AHEAD,
+        embedded_store: bool = True,
     ) -> None:
         """``read_ahead``: how many of the lexical leg's best candidates a search reads from
-        the store while its query is embedded (0: none, all after ranking; ``_query_vector``)."""
+        the store while its query is embedded (0: none, all after ranking; ``_query_vector``).
+        ``embedded_store``: the store is read in this process, not over a network."""
         self._read_ahead = read_ahead
+        self._embedded_store = embedded_store
         self._vector_weight = vector_weight
         self._reconcile_budget = reconcile_budget
         self._query_vectors = query_vectors
@@ -220,6 +223,18 @@ class Search:
             with_similarity=embedding is not None,
             explain=request.explain,
         )
+
+    def answers_quickly(self, project_id: str, request: SearchRequest) -> bool:
+        """Whether a search of ``request`` would do no more than search: the store is
+        embedded (no network round trips), no memory store takes part (a search may reconcile
+        their files for up to ``reconcile_budget``), and the project's index is in memory and
+        current (one indexed read). The HTTP API answers such a search on its event loop when
+        it serves nothing else (api/search_answer.py)."""
+        try:
+            memories = participation(request).memories
+        except InvalidRequest:
+            return False  # the search says why, wherever it runs
+        return self._embedded_store and not memories and self._indexes.current(project_id)
 
     def embed_ahead(self, query: str, *, hand_over: bool = True) -> Future[Vector]:
         """The query's vector: at once if a recent search embedded the same text, else

@@ -362,12 +362,15 @@ class PostgresStorage:
             delete_memory(conn, row["project_id"], store_id, memory_id)
 
     # chunks -----------------------------------------------------------------------------------
+    def chunks_changed(self, project_id: str, chunk_cursor: int, removal_cursor: int) -> bool:
+        row = self.db.one(ANY_CHUNK_CHANGE, project_id, chunk_cursor, project_id, removal_cursor)
+        return row is None or bool(row["changed"])
+
     def chunk_changes(
         self, project_id: str, chunk_cursor: int, removal_cursor: int
     ) -> ChunkChanges:
         # Most searches find nothing new: one statement (one round trip) answers that.
-        row = self.db.one(ANY_CHUNK_CHANGE, project_id, chunk_cursor, project_id, removal_cursor)
-        if row is not None and not row["changed"]:
+        if not self.chunks_changed(project_id, chunk_cursor, removal_cursor):
             return ChunkChanges([], [], chunk_cursor, removal_cursor)
         # One snapshot, so additions and removals describe the same moment.
         with self.db.connection() as conn, conn.transaction():

@@ -407,12 +407,15 @@ class SqliteStorage:
             self._delete_memory(conn, store_id, memory_id)
 
     # chunks -----------------------------------------------------------------------------------
+    def chunks_changed(self, project_id: str, chunk_cursor: int, removal_cursor: int) -> bool:
+        row = self._one(ANY_CHUNK_CHANGE, project_id, chunk_cursor, project_id, removal_cursor)
+        return row is None or bool(row[0])
+
     def chunk_changes(
         self, project_id: str, chunk_cursor: int, removal_cursor: int
     ) -> ChunkChanges:
         # Most searches find nothing new: one statement (one snapshot) answers that.
-        row = self._one(ANY_CHUNK_CHANGE, project_id, chunk_cursor, project_id, removal_cursor)
-        if row is not None and not row[0]:
+        if not self.chunks_changed(project_id, chunk_cursor, removal_cursor):
             return ChunkChanges([], [], chunk_cursor, removal_cursor)
         conn = self.db.conn()
         # One read transaction, so additions and removals describe the same snapshot.
