@@ -188,6 +188,15 @@ def test_the_models_first_load_is_left_to_the_route(
     assert counting.queries == ["refunds", "refunds"]
 
 
+async def _search_body() -> dict[str, Any]:
+    """An ASGI ``receive`` of a search body, for the middleware called directly."""
+    return {"type": "http.request", "body": b'{"query": "refunds"}', "more_body": False}
+
+
+async def _ignore(message: Any) -> None:
+    """An ASGI ``send`` that drops the answer."""
+
+
 def test_the_loop_hands_its_gil_over_only_when_no_other_search_is_in_progress(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -212,20 +221,14 @@ def test_the_loop_hands_its_gil_over_only_when_no_other_search_is_in_progress(
     middleware = QueryAhead(route, api.naturali)
     scope = {"type": "http", "method": "POST", "path": "/v1/projects/p1/knowledge/search"}
 
-    async def body() -> dict[str, Any]:
-        return {"type": "http.request", "body": b'{"query": "refunds"}', "more_body": False}
-
-    async def send(message: Any) -> None:
-        pass
-
     async def searches() -> None:
         async with anyio.create_task_group() as tasks:
             for expected in (1, 2):
-                tasks.start_soon(middleware, dict(scope), body, send)
+                tasks.start_soon(middleware, dict(scope), _search_body, _ignore)
                 while len(hand_overs) < expected:
                     await anyio.sleep(0.001)
             release.set()
-        await middleware(dict(scope), body, send)  # both have ended
+        await middleware(dict(scope), _search_body, _ignore)  # both have ended
 
     anyio.run(searches)
     assert hand_overs == [True, False, True]
@@ -360,19 +363,13 @@ def test_a_search_beside_another_request_in_flight_goes_to_a_lane(
     }
     other = {"type": "http", "method": "GET", "path": "/v1/projects", "headers": []}
 
-    async def body() -> dict[str, Any]:
-        return {"type": "http.request", "body": b'{"query": "refunds"}', "more_body": False}
-
-    async def send(message: Any) -> None:
-        pass
-
     async def requests() -> None:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(middleware, other, body, send)  # held in the route
+            tasks.start_soon(middleware, other, _search_body, _ignore)  # held in the route
             await anyio.sleep(0.01)
-            await middleware(dict(search), body, send)
+            await middleware(dict(search), _search_body, _ignore)
             release.set()
-        await middleware(dict(search), body, send)  # alone again
+        await middleware(dict(search), _search_body, _ignore)  # alone again
 
     anyio.run(requests)
     assert ways == [False, True]

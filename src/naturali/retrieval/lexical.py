@@ -74,8 +74,9 @@ class LexicalArrays:
 class LexicalIndex:
     def __init__(self) -> None:
         self._postings: dict[str, _Postings] = {}
-        # A snapshot's postings stay in its flat arrays until a term is first looked up
-        # (``_postings_of``): a restart at 108k chunks would otherwise make 26.6k objects.
+        # A snapshot's postings and lengths (``_base``) stay in its flat arrays until a term is
+        # first looked up (``_postings_of``): a restart at 108k chunks would otherwise make
+        # 26.6k objects.
         self._base_terms: dict[str, int] = {}  # term → its place in the snapshot's vocabulary
         self._base = LexicalArrays(
             [],
@@ -86,10 +87,8 @@ class LexicalIndex:
         )
         self._lengths: list[int] = []
         self._length_array: npt.NDArray[np.float32] | None = None
-        self._base_lengths: npt.NDArray[np.float32] = np.zeros(0, np.float32)
         self._entries = 0  # appended postings entries, for the memory estimate
         self._new_terms = 0  # terms not in the snapshot, likewise
-        self._base_entries = 0  # postings entries loaded from a snapshot (flat arrays)
 
     def memory_bytes(self) -> int:
         """An estimate: ~36 bytes per postings entry (two list slots and a row int; term
@@ -97,14 +96,14 @@ class LexicalIndex:
         percent of tracemalloc over 3,000 SciFact abstracts. Snapshot postings are flat
         arrays, 6 bytes an entry, and a term's are copied (12 bytes an entry) when it is first
         searched: 12 is counted for every entry, an upper bound."""
-        rows = len(self._base_lengths) + len(self._lengths)
-        entries = self._entries * 36 + self._base_entries * 12
+        rows = len(self._base.lengths) + len(self._lengths)
+        entries = self._entries * 36 + self._base.rows.size * 12
         return entries + (len(self._base_terms) + self._new_terms) * 250 + rows * 36
 
     def add(self, row: int, text: str, title: list[str] | None = None) -> None:
         """Index ``text`` at ``row``, with its document's ``title`` terms in front unless the
         text already begins with them."""
-        assert row == len(self._base_lengths) + len(self._lengths), "rows are appended in order"
+        assert row == len(self._base.lengths) + len(self._lengths), "rows are appended in order"
         words = terms(text)
         if title and words[: len(title)] != title:
             words = title + words
@@ -122,7 +121,7 @@ class LexicalIndex:
     def lengths(self) -> npt.NDArray[np.float32]:
         if self._length_array is None:
             tail = np.array(self._lengths, np.float32)
-            self._length_array = np.concatenate([self._base_lengths, tail])
+            self._length_array = np.concatenate([self._base.lengths, tail])
         return self._length_array
 
     def score(self, query: list[str], mask: Mask, subset_size: int) -> Scores:
@@ -151,10 +150,10 @@ class LexicalIndex:
         (a race makes two equal ones, and the last stays)."""
         postings = self._postings.get(term)
         if postings is None and (i := self._base_terms.get(term)) is not None:
-            start, end = int(self._base.offsets[i]), int(self._base.offsets[i + 1])
-            rows = self._base.rows[start:end].astype(np.int64)
-            tfs = self._base.tfs[start:end].astype(np.float32)
-            postings = self._postings[term] = _Postings(rows, tfs)
+            rows, tfs = self._saved(i)
+            postings = self._postings[term] = _Postings(
+                rows.astype(np.int64), tfs.astype(np.float32)
+            )
         return postings
 
     def to_arrays(self) -> LexicalArrays:
@@ -181,7 +180,10 @@ class LexicalIndex:
         postings = self._postings.get(term)
         if postings is not None:
             return postings.arrays()
-        i = self._base_terms[term]  # not looked up since the snapshot: its arrays as saved
+        return self._saved(self._base_terms[term])  # not looked up since the snapshot
+
+    def _saved(self, i: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint16]]:
+        """The snapshot's postings of its ``i``-th term, as saved (views of its arrays)."""
         start, end = int(self._base.offsets[i]), int(self._base.offsets[i + 1])
         return self._base.rows[start:end], self._base.tfs[start:end]
 
@@ -190,6 +192,4 @@ class LexicalIndex:
         index = cls()
         index._base = arrays
         index._base_terms = {term: i for i, term in enumerate(arrays.vocabulary)}
-        index._base_lengths = arrays.lengths
-        index._base_entries = int(arrays.rows.size)
         return index
