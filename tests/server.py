@@ -37,7 +37,8 @@ def start(
     log_name: str = "server.log",
 ) -> Server:
     """A server on ``data_dir`` with the demo project; ``env`` adds settings (a database
-    URL, a cache dir), ``token`` is the owner's (the bootstrap token of a first start)."""
+    URL, a cache dir), ``token`` is the owner's (the bootstrap token of a first start).
+    A relative ``data_dir`` is read from ``cwd``, as `naturali serve` reads its default."""
     port = free_port()
     token = token or "nk_test_" + os.urandom(16).hex()
     env = {
@@ -71,7 +72,7 @@ def start(
         base_url + "/v1/projects", headers={"Authorization": f"Bearer {token}"}
     ).json()["data"]
     demo = next(p["id"] for p in projects if p["name"] == "demo")
-    return Server(base_url, token, data_dir, process, demo)
+    return Server(base_url, token, cwd / data_dir, process, demo)
 
 
 def stop(server: Server) -> None:

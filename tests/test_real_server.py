@@ -23,7 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("home")
-    running = start(home / ".naturali", home)
+    # Relative, as the default `./.naturali` of `scripts/run` is: nothing may depend on the
+    # working directory of the component that reads a path.
+    running = start(Path(".naturali"), home)
     yield running
     stop(running)
 
@@ -298,6 +300,14 @@ def test_cli_write_commands(server: Server) -> None:
     revisions = json.loads(_cli(server, "knowledge", "history", rec["id"], *common).stdout)
     assert [r["lifecycle"] for r in revisions["revisions"]] == ["active", "superseded"]
     assert json.loads(_cli(server, "knowledge", "resume", *common).stdout)["gitPending"] == []
+    vault = server.data_dir / "stores" / store / "vault"
+    log = subprocess.run(
+        ["git", f"--git-dir={vault / '.git'}", "log", "--format=%s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert log == ["naturali: cli-3", "naturali: cli-2", "naturali: cli-1"]
     stale = _cli(
         server,
         "knowledge",

@@ -70,6 +70,12 @@ class Settings:
     token: str | None = None
 
     def __post_init__(self) -> None:
+        # Every path absolute, once: git runs in the vault and workers in their own
+        # directories, so a path relative to where the server started would mean another
+        # place to each of them.
+        object.__setattr__(self, "data_dir", self.data_dir.expanduser().resolve())
+        if self.cache_dir is not None:
+            object.__setattr__(self, "cache_dir", self.cache_dir.expanduser().resolve())
         if self.embedder not in ("onnx", "http"):
             raise ValueError(f"unknown embedder {self.embedder!r} (expected 'onnx' or 'http')")
         if self.embedder == "onnx" and self.embedder_model not in (None, *MODELS):
@@ -103,7 +109,7 @@ class Settings:
         values: dict[str, Any] = {}
         config_file = env.get("NATURALI_CONFIG")
         if config_file:
-            values.update(_read_toml(Path(config_file)))
+            values.update(_read_toml(Path(config_file).expanduser().resolve()))
         values.update(_from_env(env))
         values.update({k: v for k, v in (overrides or {}).items() if v is not None})
         settings = cls()._with(values)

@@ -13,7 +13,7 @@ class GitError(RuntimeError):
 
 class VaultGit:
     def __init__(self, vault: Path, binary: str = "git") -> None:
-        self.vault = vault
+        self.vault = vault.absolute()  # git runs with the vault as its working directory
         self.binary = binary
 
     def _git(self, *args: str) -> str:
