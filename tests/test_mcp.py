@@ -134,6 +134,9 @@ async def _session_calls(data_dir: Path, project: str, store: str) -> dict[str, 
         out["resume"] = await call("knowledge_resume")
         out["search"] = await call("knowledge_search", query="green tea")
         out["bad_limit"] = await call("knowledge_grep", query="x", limit=99)
+        out["bad_lifecycle"] = await call("knowledge_grep", query="x", lifecycle="old")
+        out["no_query"] = await call("knowledge_grep")
+        out["missing"] = await call("knowledge_record", id="nope")
         out["bad_date"] = await call("knowledge_timeline", since="2026-02-30")
         out["stale"] = await call(
             "knowledge_save",
@@ -181,7 +184,20 @@ def test_every_tool_over_stdio(store: tuple[Path, str, str]) -> None:
     assert "green tea" in out["search"]["results"][0]["content"]
     for key in ("bad_limit", "bad_date", "stale"):
         assert out[key][0] == "error", key
-    assert "limit" in out["bad_limit"][1]
+    said = "Error executing tool {}: {} (parameter: {})"
+    assert out["bad_limit"][1] == said.format(
+        "knowledge_grep", "limit must be at most 50, got 99", "limit"
+    )
+    assert out["bad_lifecycle"][1] == said.format(
+        "knowledge_grep",
+        "lifecycle must be one of 'active', 'superseded' or 'all', got 'old'",
+        "lifecycle",
+    )
+    assert out["no_query"][1] == said.format("knowledge_grep", "query is required", "query")
+    # The tool's own parameter, not the HTTP path's record_id.
+    assert out["missing"][1] == said.format(
+        "knowledge_record", "record nope not found or not available", "id"
+    )
     assert "since" in out["bad_date"][1]
     assert "revision" in out["stale"][1]
 

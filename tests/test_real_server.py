@@ -327,7 +327,7 @@ def test_cli_write_commands(server: Server) -> None:
     assert stale.returncode != 0 and "no active record" in stale.stderr
 
 
-def test_mcp_through_the_server(server: Server) -> None:
+def test_mcp_through_the_server(server: Server, tmp_path: Path) -> None:
     import json
 
     import anyio
@@ -354,7 +354,14 @@ def test_mcp_through_the_server(server: Server) -> None:
             ],
             env={**os.environ, "NATURALI_TOKEN": server.token},
         )
-        async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
+        with (tmp_path / "stderr").open("w") as errlog:
+            return await calls(params, errlog)
+
+    async def calls(params: StdioServerParameters, errlog: Any) -> list[Any]:
+        async with (
+            stdio_client(params, errlog=errlog) as (r, w),
+            ClientSession(r, w) as session,
+        ):
             await session.initialize()
             results = []
             for name, args in (
@@ -382,7 +389,12 @@ def test_mcp_through_the_server(server: Server) -> None:
     assert saved["git"]["state"] == "committed"
     assert [h["id"] for h in grep["hits"]] == [saved["records"][0]["id"]]
     assert search["results"][0]["source_type"] == "memory"
-    assert bad[0] == "error"
+    assert bad == (
+        "error",
+        "Error executing tool knowledge_grep: offset must be at most 500, got 900"
+        " (parameter: offset)",
+    )
+    assert (tmp_path / "stderr").read_text() == ""  # quiet: no line per HTTP call
 
 
 def test_the_server_hands_the_gil_over_within_a_millisecond(

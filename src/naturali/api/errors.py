@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
 from naturali.errors import InvalidRequest, NaturaliError
+from naturali.service.invalid_input import invalid_request
 
 _HTTP_TYPES = {
     400: "invalid_request_error",
@@ -25,9 +26,6 @@ _HTTP_TYPES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
 }
-
-
-_LOCATIONS = ("body", "query", "path", "header", "cookie")
 
 
 class ErrorBody(BaseModel):
@@ -93,33 +91,8 @@ def validation_error_response(exc: ValidationError) -> JSONResponse:
 
 
 def from_validation(errors: list[dict[str, object]], *, located: bool = False) -> InvalidRequest:
-    """The first pydantic error as an InvalidRequest naming the offending field. ``located``:
-    FastAPI's errors, whose path starts with where the value came from."""
-    first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
-    raw_loc = first.get("loc", ())
-    parts = list(raw_loc) if isinstance(raw_loc, (list, tuple)) else []
-    # FastAPI puts where the value came from first ("body", "query", "path", "header"); the
-    # rest is the field's own path, whatever its name (a body field may be called "query").
-    if located and parts and parts[0] in _LOCATIONS:
-        parts = parts[1:]
-    kind = str(first.get("type", ""))
-    param = ".".join(str(p) for p in parts) or None
-    if kind == "json_invalid":
-        param = None  # the location is a character offset, not a field
-    message = str(first.get("msg", "invalid request"))
-    if kind == "extra_forbidden":
-        message = f"unknown field {param!r}"
-        code = "unknown_field"
-    elif kind == "missing":
-        message = f"{param} is required"
-        code = "missing_field"
-    elif kind == "json_invalid":
-        message = "the body is not valid JSON"
-        code = "invalid_json"
-    else:
-        message = f"{param}: {message}" if param else message
-        code = "invalid_value"
-    return InvalidRequest(message, code=code, param=param)
+    """The first pydantic error as an InvalidRequest in our own words (service/invalid_input)."""
+    return invalid_request(errors, located=located)
 
 
 def _allowed_methods(app: FastAPI, path: str) -> str:

@@ -17,6 +17,7 @@ from pydantic.fields import FieldInfo
 
 from naturali.cli import views
 from naturali.cli.common import BaseUrl, Token, client, errors, fail
+from naturali.service.invalid_input import invalid_request
 from naturali.service.operations import OPERATIONS, Operation, Target
 from naturali.service.requests import union_members
 
@@ -98,7 +99,7 @@ def _request(operation: Operation, given: dict[str, Any]) -> BaseModel:
     try:
         return operation.request.model_validate(values)
     except ValidationError as exc:
-        fail(str(exc), 2)
+        fail(invalid_request(exc.errors()).message, 2)
 
 
 def _command(operation: Operation) -> Callable[..., None]:

@@ -21,6 +21,9 @@ def mcp(
     transport: Annotated[str, typer.Option(help="stdio or streamable-http")] = "stdio",
     host: Annotated[str, typer.Option(help="For streamable-http")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="For streamable-http")] = 8700,
+    log_level: Annotated[
+        str, typer.Option(help="debug, info, warning (default) or error, on stderr")
+    ] = "warning",
 ) -> None:
     """Serve the records tools of one store to an agent. Works on the data dir, or through a
     server with --base-url (and NATURALI_TOKEN)."""
@@ -29,6 +32,9 @@ def mcp(
     from naturali.mcp.server import build
     from naturali.service.operations import Target
 
+    level = log_level.upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        fail("--log-level is debug, info, warning or error")
     s = settings(data_dir=data_dir, base_url=base_url)
     backend: Backend
     if base_url:
@@ -44,7 +50,7 @@ def mcp(
         with errors():
             user = services.auth.acting_user(project, s.token)
         backend = LocalBackend(services, user, Target(project, store))
-    server = build(backend)
+    server = build(backend, log_level=level)  # type: ignore[arg-type]
     if transport == "stdio":
         server.run("stdio")
     elif transport == "streamable-http":

@@ -109,13 +109,14 @@ def _local(
     from pydantic import ValidationError
 
     from naturali.client import KnowledgeSearchResponse
+    from naturali.service.invalid_input import invalid_request
     from naturali.service.requests import SearchRequest
 
     naturali = local_service(data_dir)
     try:
         request = SearchRequest.model_validate(body)
     except ValidationError as exc:
-        fail(f"invalid request: {exc.errors()[0]['msg']}", 2)
+        fail(invalid_request(exc.errors()).message, 2)
     user = naturali.auth.acting_user(project_id, token or naturali.settings.token)
     results = naturali.search.search(user, project_id, request)
     wire = [r.model_dump(mode="json", exclude_unset=True) for r in results]

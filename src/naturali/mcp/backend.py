@@ -33,7 +33,7 @@ class LocalBackend:
         try:
             result = operation.run(self._services, self._user, self._target, request)
         except NaturaliError as exc:
-            raise BackendError(_explain(exc.message, exc.param)) from exc
+            raise BackendError(explain(exc, operation)) from exc
         return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
@@ -50,10 +50,27 @@ class RemoteBackend:
         try:
             return dict(self._client.request(operation.method, url, **extra))
         except NaturaliAPIError as exc:
-            raise BackendError(_explain(exc.message, exc.param)) from exc
+            raise BackendError(explain(exc, operation)) from exc
         except NaturaliConnectionError as exc:
             raise BackendError(f"{exc}; check that the naturali server is running") from exc
 
 
-def _explain(message: str, param: object) -> str:
-    return f"{message} (fix: {param})" if param else message
+# The HTTP path's slots, by the names the service gives them; a tool takes them as fields.
+_PATH_SLOTS = ("record_id", "requestId")
+
+
+class _Refusal(Protocol):
+    message: str
+    param: str | None
+
+
+def explain(error: _Refusal, operation: Operation) -> str:
+    """A refusal for an agent, naming the tool's own parameter: the record a tool names by
+    ``id`` is the HTTP path's ``record_id``."""
+    param = error.param
+    if param in _PATH_SLOTS and operation.path_field is not None:
+        param = operation.path_field
+    message = error.message
+    if param and error.param and param != error.param:
+        message = message.replace(error.param, param)
+    return f"{message} (parameter: {param})" if param else message

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from naturali.contracts.records import CompleteHit
-from naturali.mcp.backend import Backend, BackendError
+from naturali.mcp.backend import Backend, BackendError, explain
 from naturali.retrieval.citations import list_row
+from naturali.service.invalid_input import invalid_request
 from naturali.service.operations import OPERATIONS, Operation
 
 INSTRUCTIONS = (
@@ -76,9 +77,30 @@ VIEWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
-def build(backend: Backend, name: str = "naturali") -> MCPServer:
-    """An MCP server with one tool per catalogue operation."""
-    server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS)
+class _Server(MCPServer):
+    """The SDK checks a tool's arguments against its signature before the tool runs, and
+    says what failed in pydantic's words; this says it in ours, as HTTP and the CLI do."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            operation = next((o for o in OPERATIONS if o.name == name), None)
+            if not isinstance(cause, ValidationError) or operation is None:
+                raise
+            message = explain(invalid_request(cause.errors()), operation)
+            raise ToolError(f"Error executing tool {name}: {message}") from cause
+
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+def build(backend: Backend, name: str = "naturali", log_level: LogLevel = "WARNING") -> MCPServer:
+    """An MCP server with one tool per catalogue operation. Quiet by default: the SDK's
+    level is the whole process's, and at INFO every HTTP call to a server is a line on
+    stderr."""
+    server: MCPServer = _Server(name, instructions=INSTRUCTIONS, log_level=log_level)
     for operation in OPERATIONS:
         server.add_tool(_tool(operation, backend), name=operation.name, description=operation.doc)
     return server
@@ -95,7 +117,7 @@ def _tool(operation: Operation, backend: Backend) -> Callable[..., dict[str, Any
             request = operation.request.model_validate(given)
             return view(backend.call(operation, request))
         except ValidationError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(explain(invalid_request(exc.errors()), operation)) from exc
         except BackendError as exc:
             raise ToolError(str(exc)) from exc
 
