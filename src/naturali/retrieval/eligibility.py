@@ -50,13 +50,25 @@ class AvailableRecord:
         return self.scanned.record.tags
 
 
+@dataclass(frozen=True)
+class Exclusion:
+    """A record left out because a reference it declares names no available record: said in
+    ``coverage`` and by ``knowledge_record``, never silent."""
+
+    id: str
+    path: str
+    reason: str
+
+
 def eligible(
     scan: Scan,
     guards: dict[str, Guard],
     ontology: Ontology,
     reuse: dict[tuple[str, str], AvailableRecord] | None = None,
-) -> dict[str, AvailableRecord]:
-    """``reuse`` maps a file and its content (``ScannedRecord.key``) to the record made from
+) -> tuple[dict[str, AvailableRecord], dict[str, Exclusion]]:
+    """The available records, and those excluded for their references (by id).
+
+    ``reuse`` maps a file and its content (``ScannedRecord.key``) to the record made from
     it under the same guards and ontology, so a scan where one file changed rebuilds one
     record, not all of them."""
     entries: dict[str, AvailableRecord] = {}
@@ -71,15 +83,55 @@ def eligible(
     # Drop records whose references are unavailable, until nothing changes; only records
     # that declare references need checking.
     referring = {i: e.scanned.references for i, e in entries.items() if e.scanned.references}
+    excluded: dict[str, Exclusion] = {}
     changed = True
     while changed:
         changed = False
         for record_id, refs in list(referring.items()):
             if not refs <= entries.keys():
-                del entries[record_id]
+                scanned = entries.pop(record_id).scanned
+                reason = _unavailable_reference(scanned, entries, excluded, scan)
+                excluded[record_id] = Exclusion(record_id, scanned.path, reason)
                 del referring[record_id]
                 changed = True
-    return entries
+    return entries, excluded
+
+
+REFERENCE_FIELDS = ("dependencies", "entities", "owner", "from", "to")
+"""The front-matter fields that name other records of the store by id."""
+
+
+def declared_references(front: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, id) for each record a front matter names, in field order; ``owner`` is among
+    them for writes (a save naming no record is refused) but does not exclude a record."""
+    out: list[tuple[str, str]] = []
+    for key in REFERENCE_FIELDS:
+        value = front.get(key)
+        values = value if isinstance(value, list) else [] if value is None else [value]
+        out += [(key, str(v)) for v in values]
+    return out
+
+
+def _unavailable_reference(
+    scanned: ScannedRecord,
+    entries: dict[str, AvailableRecord],
+    excluded: dict[str, Exclusion],
+    scan: Scan,
+) -> str:
+    """Which reference made a record unavailable, and why that one is."""
+    for key, ref in declared_references(scanned.record.front):
+        if ref in entries or ref not in scanned.references:
+            continue
+        if ref in excluded:
+            why = "is itself excluded"
+        elif ref in scan.duplicates:
+            why = "more than one file claims"
+        elif ref in scan.records:
+            why = "is withdrawn"
+        else:
+            why = "is no record of this store"
+        return f"{key} names {ref!r}, which {why}"
+    return "a declared reference is unavailable"
 
 
 def _entry(

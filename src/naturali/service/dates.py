@@ -20,7 +20,7 @@ from naturali.contracts.records import (
     TimelineRow,
 )
 from naturali.contracts.wire import WireModel
-from naturali.errors import InvalidRequest
+from naturali.errors import Conflict, InvalidRequest
 from naturali.model import User, utcnow
 from naturali.ports.state import ProjectionUnavailable, TemporalRow
 from naturali.retrieval import citations, timeline
@@ -36,7 +36,7 @@ from naturali.retrieval.dates import (
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.retrieval.timeline import DatedHit
 from naturali.service.entity_sources import is_current, linked_sources, source_hits
-from naturali.service.records import Records, check_snapshot
+from naturali.service.records import Records, by_name, check_snapshot
 from naturali.service.requests import (
     ChronicleDayRequest,
     ChronicleSinceRequest,
@@ -271,9 +271,10 @@ class Dates:
         include = request.eligibility == "include_inactive"
         params = _params(request)
         descending = request.order == "desc"
+        entity = entity_id(view, request.entity)
         if request.group == "source":
-            assert request.entity is not None
-            rows = _source_rows(self, opened, view, request.entity, start, end, include)
+            assert entity is not None
+            rows = _source_rows(self, opened, view, entity, start, end, include)
             rows.sort(key=lambda r: (r.date.start, r.id), reverse=descending)
             extra = {"snapshot": _snapshot([(r.id, r.sha256) for r in rows], params)}
             check_snapshot(request.snapshot, extra["snapshot"])
@@ -291,7 +292,7 @@ class Dates:
             request.timeField,
             start,
             end,
-            request.entity,
+            entity,
             kind=request.kind,
             include_inactive=include,
         )
@@ -352,7 +353,13 @@ class Dates:
         except IndexUnavailable as exc:
             return self._unavailable(exc.view, request.offset)
         hits = self._hits(
-            opened, view, "occurred_at", start, end, request.entity, kind=request.kind
+            opened,
+            view,
+            "occurred_at",
+            start,
+            end,
+            entity_id(view, request.entity),
+            kind=request.kind,
         )
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
         extra = {"snapshot": _snapshot(_pairs(hits), _params(request))}
@@ -383,13 +390,14 @@ class Dates:
             )
         # What the entity's own timeline shows: its dated records, and the dated sources a
         # relationship or a sourced claim connects it to (as group "source" lists them).
-        linked = linked_sources(opened, view, request.entity, include_inactive=False)
+        entity = entity_id(view, request.entity)
+        assert entity is not None
+        linked = linked_sources(opened, view, entity, include_inactive=False)
         hits = [
             h
-            for h in self._hits(opened, view, "occurred_at", None, end, request.entity)
+            for h in self._hits(opened, view, "occurred_at", None, end, entity)
             + source_hits(view, linked)
-            if (h.entry.id != request.entity or h.entry.kind != "page")
-            and h.interval.overlaps(None, end)
+            if (h.entry.id != entity or h.entry.kind != "page") and h.interval.overlaps(None, end)
         ]
         latest = max(hits, key=lambda h: (h.interval.start, h.entry.id), default=None)
         return LastSeenResult(
@@ -490,3 +498,20 @@ def _source_rows(
         rows.append(row)
     rows += [dates._row(h) for h in linked.own_rows if h.interval.overlaps(start, end)]
     return rows
+
+
+def entity_id(view: StoreView, entity: str | None) -> str | None:
+    """The record an entity filter names: its id, else the one record whose full title or
+    alias it is (exact lookup's normalisation). Two or more such records are a 409 naming
+    them; a name no record has is kept as given (it matches what declares it verbatim)."""
+    if entity is None or entity in view.entries:
+        return entity
+    named = by_name(view.entries.values(), entity)
+    if len(named) > 1:
+        raise Conflict(
+            f"entity {entity!r} is ambiguous: it is the title or alias of "
+            f"{', '.join(e.id for e in named)}; name one by its id",
+            code="ambiguous_entity",
+            param="entity",
+        )
+    return named[0].id if named else entity

@@ -18,9 +18,10 @@ from naturali.model import User, utcnow
 from naturali.ports.state import GuardRow, PlannedWrite
 from naturali.ports.storage import Storage
 from naturali.retrieval.dates import date_issues
-from naturali.retrieval.eligibility import AvailableRecord
+from naturali.retrieval.eligibility import AvailableRecord, declared_references
 from naturali.service import validation
 from naturali.service.auth import Auth
+from naturali.service.records import by_name
 from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
 from naturali.service.stores import OpenStore, StoreRegistry, StoreView
 from naturali.service.write_engine import Plan, WriteEngine
@@ -62,6 +63,7 @@ class Mutations:
 
         def plan(view: StoreView) -> Plan:
             now = utcnow()
+            _check_references(view, fields, request.id, "record")
             if request.expectedRevision is None:
                 return [self._create(view, request.id, fields, body, now, {})], []
             current = _fenced(view, request.id, request.expectedRevision, request.expectedHash)
@@ -93,6 +95,7 @@ class Mutations:
                     code="not_correctable",
                     param="id",
                 )
+            _check_references(view, fields, None, "replacement")
             now = utcnow()
             replacement = self._create(
                 view,
@@ -253,6 +256,28 @@ def _split(data: dict[str, Any], param: str) -> tuple[dict[str, Any], str | None
     if body is not None:
         validation.text(body, f"{param}.body")
     return fields, body
+
+
+def _check_references(
+    view: StoreView, fields: dict[str, Any], record_id: str | None, param: str
+) -> None:
+    """A record whose entities, endpoints or dependencies name no available record would be
+    excluded from every query the moment it was written (and an owner that names none would
+    tie it to nobody): refused, naming the field and the value, rather than kept unseen."""
+    for key, ref in declared_references(fields):
+        if ref == record_id or ref in view.entries:
+            continue
+        named = [e.id for e in by_name(view.entries.values(), ref)]
+        hint = (
+            f"; records are named by id: {ref!r} is the title or alias of {', '.join(named)}"
+            if named
+            else "; save that record first, or name it by its id (knowledge_lookup finds one)"
+        )
+        raise InvalidRequest(
+            f"{param}.{key} names {ref!r}, which is no available record of this store{hint}",
+            code="unresolved_reference",
+            param=f"{param}.{key}",
+        )
 
 
 def _fenced(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import replace
 
 from naturali.contracts.records import (
@@ -77,9 +78,14 @@ class Records:
 
     @staticmethod
     def coverage(view: StoreView) -> Coverage:
-        """Whether every file of the vault was read; the issues of those that were not."""
+        """Whether every record of the vault was read and is available: the issues of files
+        that were not read, and of records excluded for a reference (never a silent gap)."""
         issues = [Issue(path=i.path, message=i.message) for i in view.scan.issues] + [
             Issue(path="ontology.yaml", message=m) for m in view.ontology.issues
+        ]
+        issues += [
+            Issue(path=e.path, message=f"record {e.id} is excluded: {e.reason}")
+            for e in sorted(view.excluded.values(), key=lambda e: e.path)
         ]
         return Coverage(complete=not issues, issues=issues)
 
@@ -270,13 +276,7 @@ class Records:
         in_scope = [e for e in view.entries.values() if self._in_scope(e, filters)]
         by_id = [e for e in in_scope if e.id == request.query]
         key = normalize_name(request.query)
-        by_name = [
-            e
-            for e in in_scope
-            if e.id != request.query
-            and (normalize_name(e.title) == key or key in {normalize_name(a) for a in e.aliases})
-        ]
-        matches = by_id + sorted(by_name, key=lambda e: e.id)
+        matches = by_id + [e for e in by_name(in_scope, request.query) if e.id != request.query]
         status: LookupStatus = (
             "missing" if not matches else "found" if len(matches) == 1 else "ambiguous"
         )
@@ -321,6 +321,13 @@ class Records:
         """One available record whole, with all its evidence locators."""
         _, view = self.open_view(user, project_id, store_id)
         entry = view.entries.get(record_id)
+        excluded = view.excluded.get(record_id)
+        if excluded is not None:
+            raise NotFound(
+                f"record {record_id} is not available: {excluded.reason}",
+                code="record_unavailable",
+                param="record_id",
+            )
         if entry is None:
             raise NotFound(
                 f"record {record_id} not found or not available",
@@ -352,6 +359,20 @@ def check_snapshot(given: str | None, current: str) -> None:
 def normalize_name(text: str) -> str:
     """NFKC, lowercase, trimmed, whitespace collapsed; never fuzzy."""
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def by_name(entries: Iterable[AvailableRecord], name: str) -> list[AvailableRecord]:
+    """The records whose full title or an alias is ``name`` once both are normalised, by id:
+    exact lookup's rule, shared by every tool that takes a record by name."""
+    key = normalize_name(name)
+    return sorted(
+        (
+            e
+            for e in entries
+            if normalize_name(e.title) == key or key in {normalize_name(a) for a in e.aliases}
+        ),
+        key=lambda e: e.id,
+    )
 
 
 def _lookup_fields(entry: AvailableRecord, query: str, key: str) -> list[str]:

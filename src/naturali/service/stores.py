@@ -14,7 +14,7 @@ from naturali.errors import Conflict
 from naturali.ids import new_id
 from naturali.model import utcnow
 from naturali.ports.state import GuardRow, SessionRow, StateFactory, StateStore
-from naturali.retrieval.eligibility import AvailableRecord, Guard, eligible
+from naturali.retrieval.eligibility import AvailableRecord, Exclusion, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
 from naturali.vault.scan import Scan, ScanLimitExceeded, VaultScanner
@@ -30,6 +30,8 @@ class StoreView:
     guards_version: int
     scan_root: Path = Path(".")
     guarded: frozenset[str] = frozenset()  # ids a guard holds (withdrawn ones included)
+    # Records left out for a reference that names no available record, by id.
+    excluded: dict[str, Exclusion] = field(default_factory=dict)
     # Per filter set: (searched, history, snapshot) — see Records._selection.
     selections: dict[str, tuple[list[AvailableRecord], list[AvailableRecord], str]] = field(
         default_factory=dict
@@ -83,13 +85,15 @@ class OpenStore:
                 live = {r.key for r in scan.records.values()}
                 for stale in reuse.keys() - live:
                     del reuse[stale]
+            entries, excluded = eligible(scan, guards, ontology, reuse)
             view = StoreView(
                 scan,
-                eligible(scan, guards, ontology, reuse),
+                entries,
                 ontology,
                 version,
                 self.store_dir / "vault",
                 frozenset(guards),
+                excluded,
             )
             self._cache = (scan.generation, version, view)
             return view
