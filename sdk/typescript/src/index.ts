@@ -3,7 +3,9 @@
  * (`naturali.knowledge.searchKnowledge(...)`, `naturali.documents...`, `naturali.memoryStores...`,
  * `naturali.records...`, `naturali.dates...`, `naturali.projects...`). Every call takes
  * `{ path, query, body }` and resolves to `{ data, error, response }`; `error` carries the API's
- * error shape. Everything under `./generated` is generated from the server's OpenAPI.
+ * error shape, and a server that cannot be reached the same shape with code `connection_error`
+ * (as the Python SDK's NaturaliConnectionError). Everything under `./generated` is generated
+ * from the server's OpenAPI.
  */
 import { createClient, createConfig } from './generated/client/index.js';
 import type { Client } from './generated/client/index.js';
@@ -21,6 +23,35 @@ export interface NaturaliOptions {
 }
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8600';
+
+/** What a call resolves with as `error` when the server could not be reached: the API's error
+ * shape (so `error.error.code` reads the same either way) and the URL that was tried. */
+export interface ConnectionError {
+  error: { type: 'connection_error'; code: 'connection_error'; message: string; param: null };
+  url: string;
+}
+
+function connectionError(cause: unknown, request: Request): ConnectionError {
+  const reason = cause instanceof Error ? describe(cause) : String(cause);
+  return {
+    error: {
+      type: 'connection_error',
+      code: 'connection_error',
+      message:
+        `cannot connect (${reason}): ${request.url}; check that the naturali server is running ` +
+        'there (naturali serve) and the baseUrl or NATURALI_BASE_URL',
+      param: null,
+    },
+    url: request.url,
+  };
+}
+
+/** fetch's TypeError says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND…) is its cause. */
+function describe(error: Error): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const detail = cause?.code ?? cause?.message;
+  return detail ? `${error.message}: ${detail}` : error.message;
+}
 
 export class Naturali {
   readonly client: Client;
@@ -42,6 +73,10 @@ export class Naturali {
       }),
     );
     const client = this.client;
+    // Only a failed fetch has no response; an API error keeps the server's own body.
+    client.interceptors.error.use((error, response, request) =>
+      response === undefined ? connectionError(error, request) : error,
+    );
     this.knowledge = new Knowledge({ client });
     this.documents = new Documents({ client });
     this.memoryStores = new MemoryStores({ client });

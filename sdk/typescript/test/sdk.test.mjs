@@ -5,6 +5,17 @@ import assert from 'node:assert/strict';
 
 import { Naturali } from '../dist/index.js';
 import { startServer } from './server.mjs';
+import { createServer } from 'node:net';
+
+/** A port nothing listens on: bound, then closed. */
+function closedPort() {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
 
 let server;
 let naturali;
@@ -79,6 +90,24 @@ test('an invalid request comes back as { error } with the error shape', async ()
   assert.equal(response.status, 400);
   assert.equal(error.error.code, 'invalid_value');
   assert.equal(error.error.param, 'limit');
+});
+
+test('a server that cannot be reached comes back as { error } with the same shape', async () => {
+  const port = await closedPort();
+  const offline = new Naturali({ baseUrl: `http://127.0.0.1:${port}`, token: 'nk_none' });
+  const { data, error, response } = await offline.knowledge.searchKnowledge({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+    body: { query: 'refunds' },
+  });
+  assert.equal(data, undefined);
+  assert.equal(response, undefined);
+  assert.equal(error.error.code, 'connection_error');
+  assert.equal(error.error.type, 'connection_error');
+  assert.equal(error.error.param, null);
+  const url = `http://127.0.0.1:${port}/v1/projects/proj_V1StGXR8Z5jdHi6B/knowledge/search`;
+  assert.equal(error.url, url);
+  assert.ok(error.error.message.startsWith(`cannot connect (fetch failed: ECONNREFUSED): ${url}`));
+  assert.match(error.error.message, /check that the naturali server is running/);
 });
 
 test('a document upload is searchable at once', async () => {

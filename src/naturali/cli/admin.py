@@ -10,10 +10,12 @@ import typer
 from naturali.cli.common import DataDir, errors, local_service, print_json, settings
 
 app = typer.Typer(
-    help="Manage users, tokens, projects and members on the data dir.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Manage users, tokens, projects and members on the data dir.",
+    no_args_is_help=True,
 )
-users = typer.Typer(help="Users and their tokens.", no_args_is_help=True)
-projects = typer.Typer(help="Projects and members.", no_args_is_help=True)
+users = typer.Typer(rich_markup_mode=None, help="Users and their tokens.", no_args_is_help=True)
+projects = typer.Typer(rich_markup_mode=None, help="Projects and members.", no_args_is_help=True)
 app.add_typer(users, name="user")
 app.add_typer(projects, name="project")
 

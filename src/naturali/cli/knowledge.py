@@ -22,6 +22,7 @@ from naturali.service.operations import OPERATIONS, Operation, Target
 from naturali.service.requests import union_members
 
 app = typer.Typer(
+    rich_markup_mode=None,
     help="The records tools of a memory store: search, lookup, inventory, dates and writes.",
     no_args_is_help=True,
 )

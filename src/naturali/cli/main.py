@@ -15,6 +15,8 @@ app = typer.Typer(
     help="naturali: a self-hosted knowledge layer for AI agents.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain help: rich's table cuts option names at 80 columns (--include-docume…).
+    rich_markup_mode=None,
 )
 app.command()(serve)
 app.command()(ingest)
@@ -23,6 +25,7 @@ app.command()(mcp)
 app.add_typer(admin.app, name="admin")
 app.add_typer(
     typer.Typer(
+        rich_markup_mode=None,
         cls=LazyGroup.of("naturali.cli.knowledge"),
         help="The records tools of a memory store: search, lookup, inventory, dates and writes.",
         no_args_is_help=True,

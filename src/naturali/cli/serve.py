@@ -23,6 +23,15 @@ if TYPE_CHECKING:
 GIL_SWITCH_INTERVAL = 0.001
 
 
+def _activate_hint() -> str:
+    """The line that puts ``naturali`` on a new shell's PATH, when it runs from a venv (as
+    ``scripts/run`` starts it): without it the hint's next line is "command not found"."""
+    activate = Path(sys.prefix) / "bin" / "activate"
+    if sys.prefix == sys.base_prefix or not activate.is_file():
+        return ""
+    return f"  source {activate}\n"
+
+
 def serve(
     host: Annotated[str | None, typer.Option(help="Interface to bind [127.0.0.1]")] = None,
     port: Annotated[int | None, typer.Option(help="Port [8600]")] = None,
@@ -61,8 +70,9 @@ def serve(
         base = f"http://{s.host}:{s.port}"
         shown = token or f"$(cat {s.data_dir / OWNER_TOKEN_FILE})"
         typer.echo(
-            "\nTry a search:\n\n"
-            f"  export NATURALI_TOKEN={shown} NATURALI_BASE_URL={base}\n"
+            "\nTry a search, in another shell:\n\n"
+            + _activate_hint()
+            + f"  export NATURALI_TOKEN={shown} NATURALI_BASE_URL={base}\n"
             f"  naturali search-knowledge --project-id {project_id} "
             '--query "how long do refunds take" --limit 5\n\n'
             f"  curl -s -X POST {base}/v1/projects/{project_id}/knowledge/search \\\n"
