@@ -56,3 +56,35 @@ def test_pdf_page_offsets_point_into_the_full_text(embedder: OnnxEmbedder) -> No
     assert [c.page for c in chunks] == [1, 2]
     for chunk in chunks:
         assert whole[chunk.start : chunk.end] == chunk.text
+
+
+CHANGELOG = """Changelog
+=========
+
+1.1
+---
+Fixed the export.
+Faster search.
+1.0
+---
+- First release.
+
+# Notes
+Written by hand.
+## Upgrading
+Nothing to do.
+"""
+
+
+def test_every_heading_starts_a_chunk(embedder: OnnxEmbedder) -> None:
+    """Setext (``===``/``---`` under a line) and ATX headings alike: no chunk runs from one
+    release of a changelog into the next; a title over the first section stays with it."""
+    chunks = chunk_pages([Page(None, CHANGELOG, 0)], embedder.count_tokens)
+    assert [c.text.split("\n")[0] for c in chunks] == [
+        "Changelog",
+        "1.0",
+        "# Notes",
+        "## Upgrading",
+    ]
+    assert chunks[0].text.endswith("Faster search.")
+    assert chunks[1].text == "1.0\n---\n- First release."

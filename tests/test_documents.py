@@ -190,6 +190,20 @@ def test_multi_page_pdf_chunks_keep_their_page(api: Api) -> None:
     assert hit["page"] == 2 and hit["filename"] == "manual.pdf"
 
 
+def test_pdf_text_is_read_as_written_and_mojibake_it_carries_undone() -> None:
+    """pypdf decodes a WinAnsi font's accents faithfully and so do we (no second decoding);
+    a PDF whose producer put UTF-8 bytes in such a font shows "cafÃ©" itself, and is read as
+    the "café" it meant (ftfy, in the PDF worker)."""
+    from naturali.ingest.extract import extract
+
+    clean = extract(text_pdf(["Café naïve résumé, déjà vu à Zürich."]), "clean.pdf")
+    assert clean.pages[0].text == "Café naïve résumé, déjà vu à Zürich."
+    broken = "Café naïve résumé".encode().decode("latin-1")  # what such a producer writes
+    assert broken == "CafÃ© naÃ¯ve rÃ©sumÃ©"
+    repaired = extract(text_pdf([broken]), "broken.pdf")
+    assert repaired.pages[0].text == "Café naïve résumé"
+
+
 def test_scanned_pdf_is_ingested_with_zero_chunks_and_says_so(api: Api) -> None:
     project_id = api.project()
     r = api.upload(project_id, "/scan.pdf", scanned_pdf(2), "scan.pdf")

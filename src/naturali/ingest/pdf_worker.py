@@ -10,6 +10,7 @@ import logging
 import sys
 from typing import Any
 
+from ftfy import fix_encoding
 from pypdf import PdfReader, apply_configuration
 from pypdf.errors import LimitReachedError, PyPdfError
 
@@ -40,7 +41,7 @@ def extract(data: bytes) -> dict[str, Any]:
                 # Decoded first: extract_text() logs a decompression limit and returns "",
                 # which would pass a bomb off as a page without text.
                 page.get_contents()
-                pages.append(page.extract_text() or "")
+                pages.append(_repaired(page.extract_text() or ""))
             title = reader.metadata.title if reader.metadata else None
     except LimitReachedError as exc:
         return {"code": "pdf_limit_reached", "error": f"the PDF is too large once inflated: {exc}"}
@@ -49,6 +50,13 @@ def extract(data: bytes) -> dict[str, Any]:
     except RecursionError:
         return {"code": "invalid_pdf", "error": "the PDF could not be read: nested too deeply"}
     return {"pages": pages, "title": str(title) if title else None}
+
+
+def _repaired(text: str) -> str:
+    """pypdf decodes each string by its font's encoding, faithfully; a PDF written by a tool
+    that put UTF-8 bytes into a single-byte (WinAnsi) font carries mojibake itself
+    ("lÃªers" for "lêers"). ftfy undoes that when it is sure, and leaves other text alone."""
+    return fix_encoding(text)
 
 
 if __name__ == "__main__":
