@@ -20,7 +20,7 @@ from naturali.contracts.records import (
     TimelineRow,
 )
 from naturali.contracts.wire import WireModel
-from naturali.errors import Conflict, InvalidRequest
+from naturali.errors import InvalidRequest
 from naturali.model import User, utcnow
 from naturali.ports.state import ProjectionUnavailable, TemporalRow
 from naturali.retrieval import citations, timeline
@@ -36,7 +36,7 @@ from naturali.retrieval.dates import (
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.retrieval.timeline import DatedHit
 from naturali.service.entity_sources import is_current, linked_sources, source_hits
-from naturali.service.records import Records, by_name, check_snapshot
+from naturali.service.records import Records, check_snapshot, entity_id
 from naturali.service.requests import (
     ChronicleDayRequest,
     ChronicleSinceRequest,
@@ -391,7 +391,6 @@ class Dates:
         # What the entity's own timeline shows: its dated records, and the dated sources a
         # relationship or a sourced claim connects it to (as group "source" lists them).
         entity = entity_id(view, request.entity)
-        assert entity is not None
         linked = linked_sources(opened, view, entity, include_inactive=False)
         hits = [
             h
@@ -498,20 +497,3 @@ def _source_rows(
         rows.append(row)
     rows += [dates._row(h) for h in linked.own_rows if h.interval.overlaps(start, end)]
     return rows
-
-
-def entity_id(view: StoreView, entity: str | None) -> str | None:
-    """The record an entity filter names: its id, else the one record whose full title or
-    alias it is (exact lookup's normalisation). Two or more such records are a 409 naming
-    them; a name no record has is kept as given (it matches what declares it verbatim)."""
-    if entity is None or entity in view.entries:
-        return entity
-    named = by_name(view.entries.values(), entity)
-    if len(named) > 1:
-        raise Conflict(
-            f"entity {entity!r} is ambiguous: it is the title or alias of "
-            f"{', '.join(e.id for e in named)}; name one by its id",
-            code="ambiguous_entity",
-            param="entity",
-        )
-    return named[0].id if named else entity

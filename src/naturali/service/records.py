@@ -11,6 +11,7 @@ import hashlib
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import overload
 
 from naturali.contracts.records import (
     CompleteHit,
@@ -393,3 +394,28 @@ def _inventory_row(entry: AvailableRecord) -> InventoryRow:
         revision=entry.scanned.record.revision,
         sha256=entry.scanned.sha256,
     )
+
+
+@overload
+def entity_id(view: StoreView, entity: str) -> str: ...
+@overload
+def entity_id(view: StoreView, entity: None) -> None: ...
+@overload
+def entity_id(view: StoreView, entity: str | None) -> str | None: ...
+
+
+def entity_id(view: StoreView, entity: str | None) -> str | None:
+    """The record an entity filter names: its id, else the one record whose full title or
+    alias it is (exact lookup's normalisation). Two or more such records are a 409 naming
+    them; a name no record has is kept as given (it matches what declares it verbatim)."""
+    if entity is None or entity in view.entries:
+        return entity
+    named = by_name(view.entries.values(), entity)
+    if len(named) > 1:
+        raise Conflict(
+            f"entity {entity!r} is ambiguous: it is the title or alias of "
+            f"{', '.join(e.id for e in named)}; name one by its id",
+            code="ambiguous_entity",
+            param="entity",
+        )
+    return named[0].id if named else entity
