@@ -41,6 +41,70 @@ def test_interfaces_do_not_touch_storage_adapters_or_embedders() -> None:
             assert not bad, f"{path}: {bad}"
 
 
+# What an interface may import beyond the interfaces: the service layer and what it speaks
+# (contracts, errors, model), the composition root and the settings an entrypoint reads.
+INTERFACE_REACH = INTERFACES | {"service", "contracts", "errors", "model", "compose", "settings"}
+
+
+def _reach_violations(paths: list[Path]) -> list[str]:
+    return [
+        f"{path}: {module}"
+        for path in paths
+        if _layer(path) in INTERFACES
+        for module in sorted(_imports(path))
+        if module.split(".")[1] not in INTERFACE_REACH
+    ]
+
+
+def test_interfaces_reach_only_the_service_layer() -> None:
+    assert _reach_violations(_modules()) == []
+
+
+def test_the_reach_rule_catches_a_planted_violation(tmp_path: Path) -> None:
+    planted = PACKAGE / "api" / "_planted_for_the_test.py"
+    planted.write_text("from naturali.retrieval.vectors import Vectors\n")
+    try:
+        assert _reach_violations([planted]) == [f"{planted}: naturali.retrieval.vectors"]
+    finally:
+        planted.unlink()
+
+
+# Concurrency is the composition root's: it builds the pools from the settings (the embedder's
+# own passage pool is built from them by embed/factory.py, which compose calls).
+THREAD_CALLS = re.compile(r"\b(ThreadPoolExecutor\(|sched_setaffinity|setswitchinterval)")
+
+
+def _concurrency_violations(paths: list[Path]) -> list[str]:
+    allowed = {PACKAGE / "compose.py", PACKAGE / "embed" / "onnx.py"}
+    return [
+        f"{path}: {match}"
+        for path in paths
+        if path not in allowed
+        for match in THREAD_CALLS.findall(path.read_text())
+    ]
+
+
+def test_only_the_composition_root_builds_pools_and_nothing_pins_a_thread() -> None:
+    assert _concurrency_violations(_modules()) == []
+    assert "sched_setaffinity" not in (PACKAGE / "compose.py").read_text()
+
+
+def test_the_concurrency_rule_catches_a_planted_violation(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text("import os\nos.sched_setaffinity(0, {0})\n")
+    assert _concurrency_violations([planted]) == [f"{planted}: sched_setaffinity"]
+
+
+def test_nothing_starts_a_thread_at_import() -> None:
+    code = (
+        "import threading, naturali.compose, naturali.api.app, naturali.mcp.server, "
+        "naturali.cli.main, naturali.service.search, naturali.retrieval.vectors; "
+        "print(threading.active_count())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
+
+
 def test_the_client_sdk_does_not_import_the_server() -> None:
     for path in (PACKAGE / "client").rglob("*.py"):
         bad = {m for m in _imports(path) if not m.startswith("naturali.client")}

@@ -18,14 +18,15 @@ from mcp.client.stdio import stdio_client
 from typer.testing import CliRunner
 
 from conftest import Api, StoreVault
-from naturali.cli.knowledge import option_name
 from naturali.cli.main import app
+from naturali.cli.model_options import option_name
 from naturali.client import Client
 from naturali.service.operations import OPERATIONS, RESOURCES, Operation, Target
 from test_authz_matrix import OPERATIONS as AUTHZ
 
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 BY_NAME = {op.name: op for op in OPERATIONS}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -347,3 +348,44 @@ class _Kept:
 
 def _target(world: StoreVault) -> Target:
     return Target(world.project, world.store)
+
+
+def test_the_sdks_and_the_clis_search_parameters_are_the_request_models_fields() -> None:
+    """A search field is defined once, in SearchRequest: the CLI's options are made from it and
+    the Python SDK's method is generated from it (and committed current, as the TypeScript
+    SDK is)."""
+    import inspect
+
+    from naturali.api.python_sdk import source
+    from naturali.cli.search import search_knowledge as cli_search
+    from naturali.client._client import Knowledge
+    from naturali.service.requests import SearchRequest
+
+    fields = set(SearchRequest.model_fields)
+    sdk = set(inspect.signature(Knowledge.search_knowledge).parameters) - {"self", "project_id"}
+    cli_only = {"project_id", "as_json", "local", "data_dir", "base_url", "token"}
+    cli = set(inspect.signature(cli_search).parameters) - cli_only
+    assert sdk == fields
+    assert cli == fields
+    committed = (ROOT / "src/naturali/client/_search.py").read_text()
+    assert committed == source(), "the Python SDK is stale: run bash scripts/sdk"
+
+
+def test_a_new_search_field_reaches_the_cli_and_the_sdk_with_no_edit_of_theirs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Derived, not copied: a field planted in SearchRequest becomes a CLI option and an SDK
+    argument."""
+    import inspect
+
+    from pydantic import Field, create_model
+
+    import naturali.api.python_sdk as generator
+    import naturali.cli.search as cli
+    from naturali.service.requests import SearchRequest
+
+    planted = create_model("Planted", __base__=SearchRequest, rerank=(bool, Field(False)))
+    monkeypatch.setattr(cli, "SearchRequest", planted)
+    monkeypatch.setattr(generator, "SearchRequest", planted)
+    assert "rerank" in inspect.signature(cli._command()).parameters
+    assert "        rerank: bool | None = None,\n" in generator.source()

@@ -9,10 +9,10 @@ import pytest
 
 from conftest import Api, assert_error
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.model import MemoryStore
 from naturali.ports.embedder import Vectors
-from naturali.service import memories as memories_module
-from naturali.service.memories import ReconcileReport
+from naturali.ports.state import PlannedWrite
+from naturali.service.mutations import MemoryStoreKey
+from naturali.service.requests import SaveRequest
 from naturali.vault.record import parse
 
 
@@ -195,28 +195,44 @@ def test_memories_are_embedded_as_urgent_passages(
     }
 
 
-def test_the_background_indexer_works_through_a_backlog_in_slices(
-    api: Api, monkeypatch: pytest.MonkeyPatch
+def test_the_background_indexer_indexes_the_records_it_was_handed_not_the_files(
+    api: Api,
 ) -> None:
-    """Between slices it gives up the store's reconcile lock, so a search of the store waits
-    for one slice, not for the whole backlog."""
+    """What a write hands over is what gets indexed: the file is not read back (here it is
+    gone before the indexer runs, and the memory is still indexed with the content written);
+    a record the write took out of the active set leaves the index."""
     project_id = api.project()
     store_id = _store(api, project_id)
-    for n in range(3):
-        (_vault(api, store_id) / f"note{n}.md").write_text(
-            f"---\nformat: knowledge-record-v1\nid: clm_note{n}\nrevision: 1\nkind: claim\n"
-            f"type: fact\ntitle: Note {n}\n---\nThe office keeps note number {n}.\n"
-        )
+    handed: list[PlannedWrite] = []
+    mutations = api.naturali.mutations
+    mutations.after_write = lambda _p, _s, writes: handed.extend(writes)
+    key = MemoryStoreKey(project_id, store_id)
+    record = {"kind": "claim", "type": "fact", "title": "Door", "body": "The door code is 4711."}
+    mutations.save_in(key, SaveRequest(requestId="req_1", id="clm_door", record=record))
+    (write,) = handed
+    (_vault(api, store_id) / write.path).unlink()
     memories = api.naturali.memories
-    monkeypatch.setattr(memories_module, "INDEXER_SLICE", 0.0)  # one record a slice
-    budgets: list[float | None] = []
-    reconcile = memories.reconcile
+    memories.index_written(project_id, store_id, handed)
+    indexed = api.naturali.storage.get_store_memories([(store_id, "clm_door")])
+    assert indexed[(store_id, "clm_door")].content.strip() == "The door code is 4711."
+    withdrawn = PlannedWrite(write.path, "", "clm_door", 2, "withdrawn", "0" * 64)
+    memories.index_written(project_id, store_id, [withdrawn])
+    assert api.naturali.storage.memory_hashes(store_id) == {}
 
-    def counting(store: MemoryStore, budget: float | None = None) -> ReconcileReport:
-        budgets.append(budget)
-        return reconcile(store, budget)
 
-    monkeypatch.setattr(memories, "reconcile", counting)
-    memories.index_written(project_id, store_id)
-    assert budgets == [0.0] * 4  # a record in each of three slices, then nothing left
-    assert len(api.search(project_id, query="office note", limit=5).json()["results"]) == 3
+def test_a_memory_write_authorizes_and_finds_its_store_once(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project_id = api.project()
+    store_id = _store(api, project_id)
+    calls: list[str] = []
+    auth, storage = api.naturali.auth, api.naturali.storage
+    require, get_store = auth.require, storage.get_memory_store
+    monkeypatch.setattr(auth, "require", lambda *a: calls.append("auth") or require(*a))
+    monkeypatch.setattr(
+        storage, "get_memory_store", lambda *a: calls.append("store") or get_store(*a)
+    )
+    url = f"/v1/projects/{project_id}/memory_stores/{store_id}/memories"
+    assert api.post(url, json={"content": "The office wifi password rotates monthly."}).is_success
+    # the token's user is looked up by the route; the write itself asks once each
+    assert calls.count("auth") == 1 and calls.count("store") == 1

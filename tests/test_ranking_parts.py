@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -18,11 +19,9 @@ from naturali.model import Chunk, SourceType
 from naturali.retrieval import int8_scan
 from naturali.retrieval import vectors as vectors_module
 from naturali.retrieval.gate import Gate
-from naturali.retrieval.hybrid import Ranking
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection, owner_key
 from naturali.retrieval.lexical import LexicalIndex
-from naturali.retrieval.vectors import FIT_ROWS, Vectors
-from naturali.service.rehearsal import Rehearsal
+from naturali.retrieval.vectors import FIT_ROWS, ScanPool, Vectors
 from naturali.text.tokens import query_terms, terms
 
 
@@ -74,7 +73,7 @@ def test_rows_whose_cosines_lie_close_together_are_rescored_in_a_narrow_window()
     vectors.put(0, matrix)
     query = _unit((centre + 0.6 * rng.standard_normal(64))[None])[0]
     mask = np.ones(20_000, bool)
-    rows, cosines = vectors.scan(mask, 100)._rescored(query)
+    rows, cosines = vectors.scan(mask, 100)._rescored(query, None)
     scores = np.sort(matrix @ query)[::-1]
     assert set(np.argsort(-(matrix @ query))[:100]) <= set(rows.tolist())  # exact
     kth_int8_window = int(np.count_nonzero(scores >= scores[99] - 2 * 2 * vectors.error))
@@ -144,47 +143,16 @@ def test_the_codes_are_of_each_row_less_the_rows_mean() -> None:
         assert np.allclose(found.cosines, _float32_top(matrix, mask, query, 10), atol=1e-6)
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
-    reason="placement is Linux's and needs two CPUs",
-)
-def test_a_scan_runs_beside_its_pool_threads_each_on_a_cpu_of_its_own(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Two shares' worth of rows: the caller scans a share on the process's first CPU, a
-    pool thread the other share on a CPU of its own, and the caller is let go after."""
-    cpus = sorted(os.sched_getaffinity(0))
-    scanned: list[tuple[str, frozenset[int]]] = []
-    kernel = int8_scan.estimates
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        scanned.append((threading.current_thread().name, frozenset(os.sched_getaffinity(0))))
-        return kernel(*args, **kwargs)
-
-    monkeypatch.setattr(int8_scan, "estimates", spy)
-    rng = np.random.default_rng(5)
-    matrix = _unit(rng.standard_normal((40_000, 64)))
-    vectors = Vectors(64)
-    vectors.grow(40_000, 0)
-    vectors.put(0, matrix)
-    found = vectors.nearest(matrix[7], np.ones(40_000, bool), 10)
-    assert found.rows[0] == 7
-    pool = {allowed for name, allowed in scanned if name.startswith("naturali-scan")}
-    caller = {allowed for name, allowed in scanned if not name.startswith("naturali-scan")}
-    assert len(scanned) == 2 and caller == {frozenset(cpus[:1])}
-    assert len(pool) == 1 and len(next(iter(pool))) == 1 and not next(iter(pool)) & caller.pop()
-    assert sorted(os.sched_getaffinity(0)) == cpus
-
-
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="affinity is Linux's")
 def test_the_scan_has_a_share_for_each_cpu_the_process_may_run_on() -> None:
     """Not one for each of the machine's: a container's cpuset may hold 2 of a host's 64."""
     code = (
         "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
-        "from naturali.retrieval import vectors; print(vectors._SHARDS)"
+        "from naturali.compose import concurrency; from naturali.settings import Settings; "
+        "c = concurrency(Settings()); print(c.scan.threads, c.lanes)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "1"
+    assert out.stdout.strip() == "1 1"
 
 
 def test_a_documents_title_is_carried_into_chunks_that_do_not_start_with_it() -> None:
@@ -232,29 +200,6 @@ def test_a_restored_lexical_index_saves_every_term_searched_added_to_or_not() ->
     for term in ("alpha", "beta", "gamma", "delta", "epsilon", "omega"):
         assert np.allclose(index.score([term], mask, 4), again.score([term], mask, 4)), term
         assert np.allclose(index.score([term], mask, 4), restored.score([term], mask, 4)), term
-
-
-def test_a_reader_waiting_aside_lets_a_sync_through() -> None:
-    gate = Gate()
-    order: list[str] = []
-    reading, wrote = threading.Event(), threading.Event()
-
-    def writer() -> None:
-        reading.wait()
-        with gate.write():
-            order.append("sync")
-        wrote.set()
-
-    thread = threading.Thread(target=writer)
-    thread.start()
-    with gate.read():
-        order.append("read")
-        reading.set()
-        with gate.aside():
-            assert wrote.wait(5)  # the sync did not wait for this reader
-        order.append("read again")
-    thread.join()
-    assert order == ["read", "sync", "read again"]
 
 
 def test_a_waiting_sync_holds_new_readers_back() -> None:
@@ -354,18 +299,6 @@ def test_searches_selecting_at_once_after_new_owners_agree() -> None:
         sys.setswitchinterval(switch)
 
 
-@pytest.mark.parametrize(
-    "ranking",
-    [Ranking(), Ranking(fusion="rrf"), Ranking(signals="vector"), Ranking(signals="lexical")],
-)
-def test_the_rehearsal_ranks_its_stand_in_for_every_ranking(ranking: Ranking) -> None:
-    """Both legs find every stand-in row (its term stemmed as a query's is), so a rehearsal
-    always has a best row to make a result of, whichever ranking the search uses."""
-    made: list[float] = []
-    Rehearsal().run(64, 10, ranking, lambda document, chunk, ranked: made.append(ranked.score))
-    assert len(made) == 1
-
-
 def _reference_best(scores: np.ndarray, k: int) -> np.ndarray:
     kth = np.partition(scores, scores.size - k)[scores.size - k]
     return np.flatnonzero(scores >= kth)
@@ -404,69 +337,6 @@ def _scan_rows() -> tuple[Vectors, np.ndarray]:
     return vectors, matrix
 
 
-def _helped_scan(
-    vectors: Vectors, query: np.ndarray, given: np.ndarray, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Any, list[str]]:
-    """The nearest rows of a scan whose shares a helper thread, given ``given``, took first;
-    and which thread scanned each share."""
-    scanned: list[str] = []
-    original = vectors_module.Scan._scan_share
-
-    def spied(self: Any, share: Any, codes: Any) -> None:
-        scanned.append(threading.current_thread().name)
-        original(self, share, codes)
-
-    monkeypatch.setattr(vectors_module.Scan, "_scan_share", spied)
-    scan = vectors.scan(np.ones(40_000, bool), 10)
-    scan.expect_help()
-    helper = threading.Thread(target=scan.help, args=(given,), name="helper")
-    helper.start()
-    helper.join()
-    return scan.nearest(query), scanned
-
-
-def test_a_helper_thread_scans_a_searchs_shares_as_soon_as_it_has_the_vector(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The thread that made the query vector (service/search.py) takes every share left; the
-    search's thread then finds the scan done, and the top k is the float32 top k."""
-    vectors, matrix = _scan_rows()
-    query = matrix[123]
-    found, scanned = _helped_scan(vectors, query, query, monkeypatch)
-    assert scanned == ["helper", "helper"]  # two shares of 20,000 rows, both by the helper
-    assert np.allclose(found.cosines, _float32_top(matrix, np.ones(40_000, bool), query, 10))
-
-
-def test_a_helper_given_another_vector_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    vectors, matrix = _scan_rows()
-    query = matrix[5]
-    found, scanned = _helped_scan(vectors, query, matrix[6], monkeypatch)
-    assert scanned.count("helper") == 2 and scanned.count("MainThread") == 2  # scanned again
-    assert np.allclose(found.cosines, _float32_top(matrix, np.ones(40_000, bool), query, 10))
-
-
-def test_a_share_a_helper_could_not_scan_is_scanned_by_the_search(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    vectors, matrix = _scan_rows()
-    original = vectors_module.Scan._scan_share
-
-    def failing_in_helper(self: Any, share: Any, codes: Any) -> None:
-        if threading.current_thread().name == "helper":
-            raise MemoryError("no room")
-        original(self, share, codes)
-
-    monkeypatch.setattr(vectors_module.Scan, "_scan_share", failing_in_helper)
-    query = matrix[77]
-    scan = vectors.scan(np.ones(40_000, bool), 10)
-    scan.expect_help()
-    helper = threading.Thread(target=scan.help, args=(query,), name="helper")
-    helper.start()
-    helper.join()
-    found = scan.nearest(query)
-    assert np.allclose(found.cosines, _float32_top(matrix, np.ones(40_000, bool), query, 10))
-
-
 def test_the_rescoring_window_is_exact_when_it_reaches_below_the_sampled_threshold(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -489,3 +359,34 @@ def test_the_rescoring_window_is_exact_when_it_reaches_below_the_sampled_thresho
         found = vectors.nearest(query, mask, 50)
         assert np.allclose(found.cosines, _float32_top(matrix, mask, query, 50), atol=1e-6)
     assert len(thresholds) == 3
+
+
+def test_a_scan_maps_its_shares_over_the_pool_and_pins_no_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two shares' worth of rows: the caller scans one, the pool the other; the top k is the
+    float32 top k, and every thread may still run on every CPU the process may."""
+    scanned: list[str] = []
+    kernel = int8_scan.estimates
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        scanned.append(threading.current_thread().name)
+        return kernel(*args, **kwargs)
+
+    monkeypatch.setattr(int8_scan, "estimates", spy)
+    rng = np.random.default_rng(5)
+    matrix = _unit(rng.standard_normal((40_000, 64)))
+    vectors = Vectors(64)
+    vectors.grow(40_000, 0)
+    vectors.put(0, matrix)
+    with ThreadPoolExecutor(1, thread_name_prefix="naturali-scan") as executor:
+        mask = np.ones(40_000, bool)
+        found = vectors.nearest(matrix[7], mask, 10, ScanPool(executor, 2))
+        assert found.rows[0] == 7
+        assert np.allclose(found.cosines, _float32_top(matrix, mask, matrix[7], 10), atol=1e-6)
+        assert sorted(scanned) == ["MainThread", "naturali-scan_0"]
+        if hasattr(os, "sched_getaffinity"):
+            cpus = os.sched_getaffinity(0)
+            assert all(
+                os.sched_getaffinity(t.native_id or 0) == cpus for t in threading.enumerate()
+            )

@@ -409,7 +409,8 @@ def test_the_server_hands_the_gil_over_within_a_millisecond(
     coming back from onnxruntime, numpy and SQLite otherwise wait up to 5 ms for the GIL)."""
     import uvicorn
 
-    from naturali.cli.serve import GIL_SWITCH_INTERVAL, run_server
+    from naturali.cli.serve import run_server
+    from naturali.compose import GIL_SWITCH_INTERVAL
 
     seen: list[float] = []
     monkeypatch.setattr(uvicorn, "run", lambda *a, **k: seen.append(sys.getswitchinterval()))

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from fastapi import Request
 
-import naturali.service.rehearsal as rehearsal_module
-import naturali.service.search as search_module
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.retrieval.vectors import Scan
-from naturali.service.requests import SearchRequest
 
 DOCS = {
     "/handbook/support/refunds.md": "Refunds are processed within five business days.",
@@ -358,12 +354,12 @@ def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyP
     embedder = api.naturali.embedder()
     calls: list[str] = []
     original = embedder.embed_query
-    pool = search_module._EMBEDDING_POOL
-    handed_off: list[str] = []  # a known text is answered at once, not on the embedding pool
+    pool = api.naturali.concurrency.queries
+    handed_off: list[str] = []  # a known text is answered at once, not on the query pool
 
-    def submit(fn: Any, *, hand_over: bool = True) -> Any:
+    def submit(fn: Any) -> Any:
         handed_off.append(fn.args[0])  # functools.partial(vector, text)
-        return type(pool).submit(pool, fn, hand_over=hand_over)
+        return type(pool).submit(pool, fn)
 
     monkeypatch.setattr(pool, "submit", submit)
 
@@ -405,188 +401,34 @@ def test_the_fused_score_weighs_the_vector_leg_by_the_models_weight(api: Api) ->
     assert not np.allclose(fused, 0.5 * cosines + 0.5 * bm25, atol=1e-3)
 
 
-def test_the_likeliest_hits_are_read_while_the_query_is_embedded_on_sqlite_only(
-    api: Api, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """On SQLite the lexical leg's candidates are read from the store while the model still
-    runs, and after ranking only the rows not read yet: no chunk is read twice. On PostgreSQL
-    (a round trip a read) every result is read once, after ranking."""
+def test_every_search_goes_through_the_routes_dependencies(api: Api) -> None:
+    """One entry: a dependency added to the route (a scope check, a rate limit) sees every
+    search, whatever its body — a query, a fetch, memories, a repeated text."""
+    from naturali.api import deps
+
     project_id = api.project()
     api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
-    api.doc(project_id, "/policy.md", "A refund request follows the refund rules.")
-    api.doc(project_id, "/tea.md", "The kitchen has green tea and coffee.")
-    embedder = api.naturali.embedder()
-    storage = api.naturali.storage
-    original_embed, original_read = embedder.embed_query, storage.get_chunks
-    first_read, embedded = threading.Event(), threading.Event()
-    reads: list[tuple[bool, list[str]]] = []  # (embedded yet, texts read) per read
+    store = api.post(f"/v1/projects/{project_id}/memory_stores", json={"name": "kb"}).json()
+    seen: list[str] = []
+    app = api.http.app
 
-    ahead = api.naturali.settings.database_url is None
+    async def counted(request: Request) -> Any:
+        seen.append(request.url.path)
+        return await deps.service(request)
 
-    def slow_embed(text: str) -> Any:
-        first_read.wait(timeout=5 if ahead else 0)  # SQLite without the read ahead: 5 s
-        vector = original_embed(text)
-        embedded.set()
-        return vector
-
-    def read(project: str, seqs: Any) -> Any:
-        chunks = original_read(project, seqs)
-        reads.append((embedded.is_set(), [c.text for c in chunks.values()]))
-        first_read.set()
-        return chunks
-
-    monkeypatch.setattr(embedder, "embed_query", slow_embed)
-    monkeypatch.setattr(storage, "get_chunks", read)
-    hits = _results(api, project_id, query="how long do refunds take", limit=10)
-    if ahead:
-        assert reads[0][0] is False  # read while the model ran
-        lexical = sorted(h["content"] for h in hits if "efund" in h["content"])
-        assert sorted(reads[0][1]) == lexical
-    else:
-        assert [embedded_yet for embedded_yet, _ in reads] == [True]
-    texts = [text for _, read_texts in reads for text in read_texts]
-    assert sorted(texts) == sorted(h["content"] for h in hits)  # each read once
-    assert len(hits) == 3
-
-
-def test_a_search_rehearses_the_steps_after_its_vector_while_the_model_runs(
-    api: Api, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """While the query is embedded the steps after the vector run on a stand-in (their code
-    warmed: service/rehearsal.py), through the int8 scan a large project's search takes; a
-    search whose vector is known already does not wait, so it does not rehearse. The results
-    are the same either way."""
-    project_id = api.project()
-    api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
-    embedder = api.naturali.embedder()
-    original_embed = embedder.embed_query
-    rehearsed = threading.Event()
-    during: list[bool] = []  # per embedding: whether the rehearsal ran while it ran
-    scans: list[int] = []  # rows of each int8 scan
-
-    def slow_embed(text: str) -> Any:
-        during.append(rehearsed.wait(timeout=5))
-        return original_embed(text)
-
-    rehearsal = search_module._REHEARSAL
-    rehearse = type(rehearsal).run
-
-    def spy(*args: Any) -> None:
-        rehearse(rehearsal, *args)
-        rehearsed.set()
-
-    original_scan = Scan._scanned
-
-    def counted_scan(self: Scan, query: Any) -> Any:
-        scans.append(self._mask.size)
-        return original_scan(self, query)
-
-    monkeypatch.setattr(embedder, "embed_query", slow_embed)
-    monkeypatch.setattr(rehearsal, "run", spy)
-    monkeypatch.setattr(Scan, "_scanned", counted_scan)
-    first = _results(api, project_id, query="how long do refunds take")
-    assert during == [True] and scans == [rehearsal_module.ROWS]  # not the project's one row
-    rehearsed.clear()
-    again = _results(api, project_id, query="how long do refunds take")  # its vector is known
-    assert not rehearsed.is_set() and during == [True]
-    assert again == first
-
-
-def test_a_search_beside_another_does_not_rehearse(
-    api: Api, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The rehearsal warms code for a search alone on an idle machine; beside another search
-    that code is warm already and the CPU is better spent on the searches themselves. A search
-    made while another is in progress embeds its query without rehearsing; the other, alone
-    once it goes on, rehearses."""
-    project_id = api.project()
-    api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
-    naturali = api.naturali
-    owner = naturali.storage.oldest_user()
-    assert owner is not None
-    rehearsals: list[str] = []
-    rehearsed = threading.Event()
-
-    def spy(*_: Any) -> None:
-        rehearsals.append(threading.current_thread().name)
-        rehearsed.set()
-
-    embed_query = naturali.embedder().embed_query
-
-    def slow_for_the_first(text: str) -> Any:  # the first's model still runs when it asks
-        if "paid out" in text:
-            rehearsed.wait(timeout=5)
-        return embed_query(text)
-
-    monkeypatch.setattr(search_module._REHEARSAL, "run", spy)
-    monkeypatch.setattr(naturali.embedder(), "embed_query", slow_for_the_first)
-    inside, release = threading.Event(), threading.Event()
-    list_stores = naturali.storage.list_memory_stores
-
-    def held(project: str) -> Any:  # the first search waits here, in progress
-        if threading.current_thread().name == "first":
-            inside.set()
-            assert release.wait(timeout=10)
-        return list_stores(project)
-
-    monkeypatch.setattr(naturali.storage, "list_memory_stores", held)
-    first_results: list[Any] = []
-
-    def first() -> None:
-        request = SearchRequest(query="when are refunds paid out")
-        first_results.extend(naturali.search.search(owner, project_id, request))
-
-    thread = threading.Thread(target=first, name="first")
-    thread.start()
-    assert inside.wait(timeout=10)
-    second = naturali.search.search(owner, project_id, SearchRequest(query="refund timing"))
-    assert rehearsals == [] and len(second) == 1  # embedded, not rehearsed: the first was on
-    release.set()
-    thread.join(timeout=30)
-    assert rehearsals == ["first"] and len(first_results) == 1
-
-
-class _SpiedScan:
-    def __init__(self) -> None:
-        self.expected: bool | None = None
-        self.helped_on: list[str] = []
-
-    def expect_help(self) -> None:
-        self.expected = True
-
-    def decline_help(self) -> None:
-        self.expected = False
-
-    def help(self, query: Any) -> None:
-        self.helped_on.append(threading.current_thread().name)
-
-
-def test_the_thread_that_embeds_the_query_is_the_scans_helper() -> None:
-    """The vector's thread helps scan (retrieval/vectors.py Scan); a vector known already
-    brings no helper, and one that is done by the time the helper is registered declines."""
-    from concurrent.futures import Future
-
-    done: Future[Any] = Future()
-    done.set_result(np.zeros(4, np.float32))
-    assert search_module._scan_helper(done) is None
-
-    pending: Future[Any] = Future()
-    helper = search_module._scan_helper(pending)
-    assert helper is not None
-    scan = _SpiedScan()
-    helper(scan)  # type: ignore[arg-type]
-    assert scan.expected is True and scan.helped_on == []
-    embedding = threading.Thread(
-        target=pending.set_result, args=(np.zeros(4, np.float32),), name="embedder"
-    )
-    embedding.start()
-    embedding.join()
-    assert scan.helped_on == ["embedder"]
-
-    late: Future[Any] = Future()
-    helper = search_module._scan_helper(late)
-    assert helper is not None
-    late.set_result(np.zeros(4, np.float32))  # done before the helper is registered
-    scan = _SpiedScan()
-    helper(scan)  # type: ignore[arg-type]
-    assert scan.expected is False and scan.helped_on == []
+    app.dependency_overrides[deps.service] = counted  # type: ignore[attr-defined]
+    try:
+        bodies: list[dict[str, Any]] = [
+            {"query": "refund timing"},
+            {"query": "refund timing"},  # a repeated text, its vector cached
+            {"query": "refund timing", "include_memories": False},
+            {"document_paths": ["/"]},
+            {"memory_store_ids": [store["id"]]},
+            {"query": "refunds", "limit": 1, "explain": True},
+        ]
+        for body in bodies:
+            r = api.post(f"/v1/projects/{project_id}/knowledge/search", json=body)
+            assert r.status_code == 200, r.text
+    finally:
+        app.dependency_overrides.clear()  # type: ignore[attr-defined]
+    assert seen == [f"/v1/projects/{project_id}/knowledge/search"] * len(bodies)

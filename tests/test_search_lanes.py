@@ -3,6 +3,7 @@ search that finds every lane held for too long runs beside them rather than wait
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -10,7 +11,7 @@ import anyio
 import pytest
 
 from naturali.api import search_lanes
-from naturali.retrieval import placement
+from naturali.compose import concurrency
 from naturali.settings import Settings
 
 
@@ -74,8 +75,8 @@ def test_each_event_loop_has_lanes_of_its_own() -> None:
 
 
 def test_the_lanes_default_to_one_per_cpu() -> None:
-    assert search_lanes.lane_count(Settings().search_threads) == placement.cpu_count()
-    assert search_lanes.lane_count(3) == 3
+    assert concurrency(Settings()).lanes == len(os.sched_getaffinity(0))
+    assert concurrency(Settings(search_threads=3)).lanes == 3
     assert Settings.load(env={"NATURALI_SEARCH_THREADS": "4"}).search_threads == 4
     with pytest.raises(ValueError, match="search_threads"):
         Settings(search_threads=-1)

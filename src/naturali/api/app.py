@@ -16,7 +16,6 @@ from naturali import __version__
 from naturali.api import errors
 from naturali.api.access_log import AccessLog
 from naturali.api.guard import RequestGuard
-from naturali.api.query_ahead import QueryAhead
 from naturali.api.routes import (
     dates,
     documents,
@@ -58,9 +57,7 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
         app.include_router(module.router)
 
     # Added last is outermost: the log sees every answer, the guard's refusals included, and
-    # an unexpected exception is answered outside all of them. A search's query starts
-    # embedding inside the guard: once its caller is known and its body has been read.
-    app.add_middleware(QueryAhead, naturali=naturali)
+    # an unexpected exception is answered outside all of them.
     app.add_middleware(RequestGuard, naturali=naturali)
     app.add_middleware(AccessLog)
     app.add_middleware(AnswerUnexpected)

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from naturali.api.errors import naturali_error_response
 from naturali.errors import InvalidRequest, NaturaliError, PayloadTooLarge
 from naturali.service.container import Services
-from naturali.text.unicode import find_unencodable
+from naturali.service.validation import find_unencodable
 
 USER_KEY = "naturali_user"
 MULTIPART_FRAMING = 64 * 1024

@@ -21,16 +21,9 @@ import anyio
 import anyio.to_thread
 from anyio.lowlevel import RunVar
 
-from naturali.retrieval import placement
-
 T = TypeVar("T")
 OVERFLOW_AFTER = 0.1  # seconds a search waits for a lane before it takes the shared pool
 _LANES: RunVar[anyio.CapacityLimiter] = RunVar("naturali_search_lanes")
-
-
-def lane_count(configured: int) -> int:
-    """``search_threads`` as configured, 0 meaning one per CPU this process may run on."""
-    return configured if configured > 0 else placement.cpu_count()
 
 
 async def in_lane(size: int, fn: Callable[[], T]) -> T:

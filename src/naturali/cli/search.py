@@ -2,87 +2,75 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from naturali.cli.common import (
-    BaseUrl,
-    DataDir,
-    Token,
-    client,
-    errors,
-    fail,
-    local_service,
-    parse_pairs,
-    print_json,
-)
+from naturali.cli.common import BaseUrl, DataDir, Token, client, errors, local_service, print_json
+from naturali.cli.model_options import field_parameter, keyword, request_from
+from naturali.service.requests import SearchRequest
 
 if TYPE_CHECKING:
     from naturali.client import KnowledgeSearchResponse
     from naturali.client._models import Explanation
 
 
-def search_knowledge(
-    project_id: Annotated[str, typer.Option("--project-id", help="Project id")],
-    query: Annotated[str | None, typer.Option(help="The text to search semantically")] = None,
-    limit: Annotated[int | None, typer.Option(help="Maximum results (1–100, default 10)")] = None,
-    min_similarity: Annotated[
-        float | None, typer.Option(help="Minimum cosine for vector candidates")
-    ] = None,
-    document_paths: Annotated[
-        list[str] | None, typer.Option("--document-paths", help="Path prefix (repeatable)")
-    ] = None,
-    document_ids: Annotated[
-        list[str] | None, typer.Option("--document-ids", help="Document id (repeatable)")
-    ] = None,
-    memory_store_ids: Annotated[
-        list[str] | None, typer.Option("--memory-store-ids", help="Memory store id (repeatable)")
-    ] = None,
-    tags: Annotated[
-        list[str] | None,
-        typer.Option("--tags", help="key=value that results must carry (repeatable)"),
-    ] = None,
-    include_documents: Annotated[
-        bool, typer.Option("--include-documents/--no-include-documents")
-    ] = True,
-    include_memories: Annotated[
-        bool, typer.Option("--include-memories/--no-include-memories")
-    ] = True,
-    explain: Annotated[
-        bool, typer.Option("--explain", help="Show why each result ranked where it did")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the raw response")] = False,
-    local: Annotated[bool, typer.Option("--local", help="Work on the data dir, no server")] = False,
-    data_dir: Annotated[Path | None, DataDir] = None,
-    base_url: Annotated[str | None, BaseUrl] = None,
-    token: Annotated[str | None, Token] = None,
-) -> None:
-    """Search a project's documents and memories; a table by default, --json for raw."""
-    body: dict[str, Any] = {
-        "query": query,
-        "limit": limit,
-        "min_similarity": min_similarity,
-        "document_paths": document_paths,
-        "document_ids": document_ids,
-        "memory_store_ids": memory_store_ids,
-        "tags": parse_pairs(tags, "--tags"),
-        "include_documents": None if include_documents else False,
-        "include_memories": None if include_memories else False,
-        "explain": True if explain else None,
-    }
-    body = {k: v for k, v in body.items() if v is not None}
+def _search(**given: Any) -> None:
+    own = {k: given.pop(k) for k in OWN}
+    request = request_from(SearchRequest, given)
     with errors():
-        if local:
-            response = _local(project_id, body, data_dir, token)
+        if own["local"]:
+            response = _local(own["project_id"], request, own["data_dir"], own["token"])
         else:
-            with client(base_url, token) as api:
-                response = api.knowledge.search_knowledge(project_id=project_id, **body)
-    if as_json:
+            body = request.model_dump(mode="json", exclude_unset=True)
+            with client(own["base_url"], own["token"]) as api:
+                response = api.knowledge.search_knowledge(project_id=own["project_id"], **body)
+    if own["as_json"]:
         print_json(response.model_dump(mode="json", exclude_unset=True))
     else:
         _table(response)
+
+
+def _parameters() -> list[inspect.Parameter]:
+    fields = SearchRequest.model_fields
+    return [
+        keyword("project_id", Annotated[str, typer.Option("--project-id", help="Project id")]),
+        *(field_parameter(name, info) for name, info in fields.items()),
+        keyword(
+            "as_json", Annotated[bool, typer.Option("--json", help="Print the raw response")], False
+        ),
+        keyword(
+            "local",
+            Annotated[bool, typer.Option("--local", help="Work on the data dir, no server")],
+            False,
+        ),
+        keyword("data_dir", Annotated[Path | None, DataDir], None),
+        keyword("base_url", Annotated[str | None, BaseUrl], None),
+        keyword("token", Annotated[str | None, Token], None),
+    ]
+
+
+def _command() -> Callable[..., None]:
+    """The command, its options made from ``SearchRequest``'s fields: a new search field is an
+    option here with no edit."""
+
+    def search_knowledge(**given: Any) -> None:
+        _search(**given)
+
+    parameters = _parameters()
+    search_knowledge.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
+    search_knowledge.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
+    search_knowledge.__doc__ = (
+        "Search a project's documents and memories; a table by default, --json for raw."
+    )
+    return search_knowledge
+
+
+OWN = ("project_id", "as_json", "local", "data_dir", "base_url", "token")
+search_knowledge = _command()
 
 
 def _table(response: KnowledgeSearchResponse) -> None:
@@ -103,20 +91,11 @@ def _table(response: KnowledgeSearchResponse) -> None:
 
 
 def _local(
-    project_id: str, body: dict[str, Any], data_dir: Path | None, token: str | None
+    project_id: str, request: SearchRequest, data_dir: Path | None, token: str | None
 ) -> KnowledgeSearchResponse:
-    # Imported here: the client path should not pay for loading the service stack.
-    from pydantic import ValidationError
-
     from naturali.client import KnowledgeSearchResponse
-    from naturali.service.invalid_input import invalid_request
-    from naturali.service.requests import SearchRequest
 
     naturali = local_service(data_dir)
-    try:
-        request = SearchRequest.model_validate(body)
-    except ValidationError as exc:
-        fail(invalid_request(exc.errors()).message, 2)
     user = naturali.auth.acting_user(project_id, token or naturali.settings.token)
     results = naturali.search.search(user, project_id, request)
     wire = [r.model_dump(mode="json", exclude_unset=True) for r in results]

@@ -15,13 +15,6 @@ from naturali.cli.common import DataDir, settings
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-# How long a thread may hold the GIL while another waits for it. A request's thread keeps
-# returning from work done without the GIL (onnxruntime, numpy, SQLite) and must then wait
-# for it behind whichever thread runs Python — up to Python's default of 5 ms each time.
-# At 1 ms: 6-17% more searches/s with 8 clients in each of four back-to-back pairs here
-# (bench/load.py), at the same server CPU over the run.
-GIL_SWITCH_INTERVAL = 0.001
-
 
 def _activate_hint() -> str:
     """The line that puts ``naturali`` on a new shell's PATH, when it runs from a venv (as
@@ -97,11 +90,6 @@ def serve(
 def _start_logging() -> None:
     # uvicorn's own access log prints query strings (filters); naturali.access does not.
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
-    # The scan's own kernel is built at install only where a C compiler was found: say which.
-    # Imported here, like the rest of the server's stack (see serve).
-    from naturali.retrieval import int8_scan
-
-    logging.getLogger(__name__).info("vector scan's int8 kernel: %s", int8_scan.KERNEL)
 
 
 def run_server(app: FastAPI, host: str, port: int) -> None:
@@ -109,5 +97,7 @@ def run_server(app: FastAPI, host: str, port: int) -> None:
     GIL switch interval."""
     import uvicorn  # Imported here, like the rest of the server's stack (see serve)
 
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL)
+    from naturali.compose import own_process
+
+    own_process()
     uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)

@@ -9,87 +9,25 @@ from typing import Any
 
 import httpx
 
-from naturali.client._errors import (
-    NaturaliAPIError,
-    NaturaliConnectionError,
-    NaturaliTimeoutError,
-)
 from naturali.client._models import (
     Document,
-    KnowledgeSearchResponse,
     Memory,
     MemoryStore,
     Project,
 )
-
-
-class _Resource:
-    def __init__(self, http: httpx.Client) -> None:
-        self._http = http
-
-    def _call(self, method: str, url: str, **kwargs: Any) -> Any:
-        try:
-            response = self._http.request(method, url, **kwargs)
-        except httpx.TimeoutException as exc:
-            raise NaturaliTimeoutError(_where(exc, url), "no answer in time") from exc
-        except httpx.TransportError as exc:
-            reason = str(exc) or type(exc).__name__
-            raise NaturaliConnectionError(_where(exc, url), f"cannot connect ({reason})") from exc
-        if response.status_code >= 400:
-            try:
-                error = response.json()["error"]
-            except (ValueError, KeyError, TypeError):
-                error = {"type": "api_error", "message": response.text[:500]}
-            raise NaturaliAPIError(response.status_code, error)
-        return response.json() if response.content else None
-
-
-def _where(exc: httpx.TransportError, url: str) -> str:
-    try:
-        return str(exc.request.url)
-    except RuntimeError:  # no request attached
-        return url
+from naturali.client._resource import Resource
+from naturali.client._search import SearchKnowledge
 
 
 def _clean(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not None}
 
 
-class Knowledge(_Resource):
-    def search_knowledge(
-        self,
-        *,
-        project_id: str,
-        query: str | None = None,
-        min_similarity: float | None = None,
-        limit: int | None = None,
-        include_documents: bool | None = None,
-        include_memories: bool | None = None,
-        document_paths: list[str] | None = None,
-        document_ids: list[str] | None = None,
-        memory_store_ids: list[str] | None = None,
-        tags: dict[str, str] | None = None,
-        explain: bool | None = None,
-    ) -> KnowledgeSearchResponse:
-        body = _clean(
-            {
-                "explain": explain,
-                "query": query,
-                "min_similarity": min_similarity,
-                "limit": limit,
-                "include_documents": include_documents,
-                "include_memories": include_memories,
-                "document_paths": document_paths,
-                "document_ids": document_ids,
-                "memory_store_ids": memory_store_ids,
-                "tags": tags,
-            }
-        )
-        data = self._call("POST", f"/v1/projects/{project_id}/knowledge/search", json=body)
-        return KnowledgeSearchResponse.model_validate(data)
+class Knowledge(SearchKnowledge):
+    """``search_knowledge`` is generated from the server's ``SearchRequest`` (``_search.py``)."""
 
 
-class Projects(_Resource):
+class Projects(Resource):
     def create(self, *, name: str) -> Project:
         return Project.model_validate(self._call("POST", "/v1/projects", json={"name": name}))
 
@@ -114,7 +52,7 @@ class Projects(_Resource):
         self._call("DELETE", f"/v1/projects/{project_id}/members/{user_id}")
 
 
-class Documents(_Resource):
+class Documents(Resource):
     def create_text(
         self,
         *,
@@ -191,7 +129,7 @@ class Documents(_Resource):
         self._call("DELETE", f"/v1/projects/{project_id}/documents/{document_id}")
 
 
-class MemoryStores(_Resource):
+class MemoryStores(Resource):
     def create(
         self, *, project_id: str, name: str, tags: dict[str, str] | None = None
     ) -> MemoryStore:
@@ -263,7 +201,7 @@ class MemoryStores(_Resource):
         self._call("DELETE", url)
 
 
-class Records(_Resource):
+class Records(Resource):
     """The records tools of one memory store (complete responses, as the HTTP API returns)."""
 
     def _url(self, project_id: str, memory_store_id: str) -> str:
@@ -363,7 +301,7 @@ class Client:
 
     def request(self, method: str, url: str, **kwargs: Any) -> Any:
         """A raw call to any route; errors raise NaturaliAPIError."""
-        return _Resource(self._http)._call(method, url, **kwargs)
+        return Resource(self._http)._call(method, url, **kwargs)
 
     def close(self) -> None:
         self._http.close()

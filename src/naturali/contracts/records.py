@@ -84,6 +84,22 @@ class ListRow(WireModel):
     via: Via | None = None
 
 
+def list_row(hit: CompleteHit) -> ListRow:
+    """The short row agent tools receive for a complete hit."""
+    row = ListRow(
+        id=hit.id,
+        kind=hit.kind,
+        type=hit.type,
+        title=hit.title,
+        path=hit.path,
+        score=hit.score,
+        snippet=hit.snippet.text[:200],
+    )
+    if hit.via is not None:
+        row.via = Via(id=hit.via.id, revision=hit.via.revision)
+    return row
+
+
 class IndexState(WireModel):
     state: Literal["ready", "unavailable"]
     lag: bool

@@ -13,9 +13,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
-from naturali.contracts.records import CompleteHit
+from naturali.contracts.records import CompleteHit, list_row
 from naturali.mcp.backend import Backend, BackendError, explain
-from naturali.retrieval.citations import list_row
 from naturali.service.invalid_input import invalid_request
 from naturali.service.operations import OPERATIONS, Operation
 

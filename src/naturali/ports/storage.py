@@ -211,11 +211,6 @@ class ChunkStorage(Protocol):
         """Chunks added and removed in the project since the cursors (see ``retrieval.index``)."""
         ...
 
-    def chunks_changed(self, project_id: str, chunk_cursor: int, removal_cursor: int) -> bool:
-        """Whether any chunk was added to or removed from the project since the cursors (one
-        indexed read; ``chunk_changes`` without reading them)."""
-        ...
-
     def get_chunks(self, project_id: str, seqs: Sequence[int]) -> dict[int, Chunk]:
         """A project's chunks by their sequence numbers (those that still exist in it), without
         their vectors (``vector`` is empty): their text and provenance, for results. The

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from naturali.contracts.records import Citation, CompleteHit, Evidence, ListRow, Snippet, Via
+from naturali.contracts.records import Citation, CompleteHit, Evidence, Snippet, Via
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.text import snippets
 
@@ -147,19 +147,3 @@ def _snippet(found: snippets.Snippet) -> Snippet:
     if found.line_start is not None:
         located.line_start, located.line_end = found.line_start, found.line_end
     return located
-
-
-def list_row(hit: CompleteHit) -> ListRow:
-    """The short row agent tools receive."""
-    row = ListRow(
-        id=hit.id,
-        kind=hit.kind,
-        type=hit.type,
-        title=hit.title,
-        path=hit.path,
-        score=hit.score,
-        snippet=hit.snippet.text[:200],
-    )
-    if hit.via is not None:
-        row.via = Via(id=hit.via.id, revision=hit.via.revision)
-    return row

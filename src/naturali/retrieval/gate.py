@@ -31,22 +31,6 @@ class Gate:
                     self._changed.notify_all()
 
     @contextmanager
-    def aside(self) -> Iterator[None]:
-        """Within ``read()``: stop reading for a while (to wait on something else) and let a
-        sync through; reading resumes, on what is then the current state, when this ends."""
-        with self._changed:
-            self._readers -= 1
-            if self._readers == 0:
-                self._changed.notify_all()
-        try:
-            yield
-        finally:
-            with self._changed:
-                while self._writing or self._writers_waiting:
-                    self._changed.wait()
-                self._readers += 1
-
-    @contextmanager
     def write(self) -> Iterator[None]:
         with self._changed:
             self._writers_waiting += 1

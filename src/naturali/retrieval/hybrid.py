@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from naturali.retrieval import fusion
 from naturali.retrieval.index import ProjectIndex
-from naturali.retrieval.vectors import Nearest, Scan
+from naturali.retrieval.vectors import Nearest, ScanPool
 
 Signals = Literal["hybrid", "vector", "lexical"]
 CANDIDATES_PER_LEG = 100
@@ -61,21 +61,16 @@ def rank(
     limit: int,
     min_similarity: float | None = None,
     ranking: Ranking = PRODUCT,
-    *,
-    scan_helper: Callable[[Scan], None] | None = None,
+    scan_pool: ScanPool | None = None,
 ) -> list[Ranked]:
     """``query_vector`` is asked for only after the lexical leg has run, so the caller can
     embed the query concurrently with it; it is given the lexical leg's candidates, best
-    first (none for the vector leg alone), which the caller may read while it waits.
-    ``scan_helper`` is handed the vector leg's scan before either leg runs, so that the
-    thread making the vector may start it (vectors.Scan)."""
+    first (none for the vector leg alone)."""
     subset = int(np.count_nonzero(mask))
     if subset == 0:
         return []
     pool = max(CANDIDATES_PER_LEG, limit)
     scan = index.vectors.scan(mask, pool) if ranking.signals != "lexical" else None
-    if scan is not None and scan_helper is not None:
-        scan_helper(scan)
     bm25 = np.zeros(0, np.float32)
     lexical_candidates = np.empty(0, np.int64)
     if ranking.signals != "vector":
@@ -85,7 +80,7 @@ def rank(
     query = query_vector(lexical_candidates)
     nearest = Nearest(np.empty(0, np.int64), np.empty(0, np.float32))
     if scan is not None:
-        nearest = scan.nearest(query)
+        nearest = scan.nearest(query, scan_pool)
         if min_similarity is not None:
             eligible = nearest.cosines >= min_similarity
             nearest = Nearest(nearest.rows[eligible], nearest.cosines[eligible])

@@ -88,25 +88,6 @@ class IndexRegistry:
         with gate.read():
             yield index
 
-    def current(self, project_id: str) -> bool:
-        """Whether the project's index is in memory and the store changed nothing since its
-        last sync (one indexed read), so that ``synced`` would hand it over as it is."""
-        with self._guard:
-            index = self._indexes.get(project_id)
-        if index is None or _needs_rebuild(index):
-            return False
-        return not self._storage.chunks_changed(
-            project_id, index.chunk_cursor, index.removal_cursor
-        )
-
-    def wait_aside(self, project_id: str, wait: Callable[[], T]) -> T:
-        """Within ``synced``: run ``wait`` (a search waiting for its query vector) without
-        holding the project's index, so a sync need not wait for it. What the reader took
-        from the index before stays valid: rows are only appended, never rewritten, and a
-        row removed meanwhile is dropped when the results are read from the store."""
-        with self._gate(project_id).aside():
-            return wait()
-
     def _gate(self, project_id: str) -> Gate:
         with self._guard:
             return self._gates.setdefault(project_id, Gate())

@@ -25,15 +25,13 @@ numkong's kernel (a masked tail of 64 bytes), 384 a sixth faster.
 from __future__ import annotations
 
 import itertools
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from naturali.retrieval import int8_scan, placement
+from naturali.retrieval import int8_scan
 
 Matrix = npt.NDArray[np.float32]
 Codes = npt.NDArray[np.int8]
@@ -50,24 +48,25 @@ _HEADROOM = 1.25  # later rows may reach a little past the first rows' largest c
 # was 0.0103 (none clipped); from its first 256, 0.0182 (11 clipped).
 FIT_ROWS = 1024
 _SLACK = 1e-5  # float32 rounding in the scaled scores
-# The rows are scanned on one thread per core (its kernels release the GIL), each thread at least
-# this many rows: a woken thread takes ~0.3 ms to run here, a cold scan of these rows ~0.4.
-# The thread that embedded the query takes shares first when a search has one (Scan.help);
-# otherwise the caller scans one share and the pool has a thread for each other share, each
-# on a CPU of its own (placement.py). The codes are scanned where they lie: numkong's
-# packed matrix kernel (``dots_pack``, blocks of 16k rows) read a cold 108k-row scan in 3.2 ms
-# on two threads against 2.7 unpacked, and kept a second copy of the codes.
+# The rows are scanned on one thread per core (numkong's kernel releases the GIL), each thread
+# at least this many rows: a woken thread takes ~0.3 ms to run here, a cold scan of these rows
+# ~0.4. The caller scans the first share and the scan pool the others. The codes are scanned
+# where they lie: numkong's packed matrix kernel (``dots_pack``, blocks of 16k rows) read a
+# cold 108k-row scan in 3.2 ms on two threads against 2.7 unpacked, and kept a second copy.
 _SHARE_ROWS = 16_384
 # The k-th best int8 score is looked for among the rows over a threshold taken from a sample
 # of every 16th score, deep enough for about 3·k rows to pass (_over).
 _SAMPLE_STRIDE = 16
 _SAMPLE_SLACK = 8
-_SHARDS = max(1, min(4, placement.cpu_count()))
-_SCAN_POOL = ThreadPoolExecutor(
-    max_workers=max(1, _SHARDS - 1),
-    thread_name_prefix="naturali-scan",
-    initializer=placement.own_cpu,
-)
+
+
+@dataclass(frozen=True)
+class ScanPool:
+    """Where a scan's shares run (built by the composition root, compose.py): ``threads``
+    shares at most, the caller's own thread scanning the first and ``executor`` the others."""
+
+    executor: Executor
+    threads: int
 
 
 @dataclass(frozen=True)
@@ -164,9 +163,10 @@ class Vectors:
         rows here, against 0.26 when they are gathered first (``cosines``)."""
         return _dot(self.exact[:n], query)
 
-    def nearest(self, query: Matrix, mask: Mask, k: int) -> Nearest:
-        """The exact top ``k`` rows of ``mask`` by float32 cosine."""
-        return self.scan(mask, k).nearest(query)
+    def nearest(self, query: Matrix, mask: Mask, k: int, pool: ScanPool | None = None) -> Nearest:
+        """The exact top ``k`` rows of ``mask`` by float32 cosine (scanned on this thread
+        alone without a ``pool``)."""
+        return self.scan(mask, k).nearest(query, pool)
 
     def scan(self, mask: Mask, k: int) -> Scan:
         """A search's exact top ``k`` of ``mask``, made ready before its query vector exists."""
@@ -187,14 +187,8 @@ class _QueryCodes:
 
 
 class Scan:
-    """One search's exact top k over a mask: the int8 scan cut into shares that any thread
-    holding the query vector may take.
-
-    Without a helper the search's thread scans one share and the scan pool the others. With
-    one (``expect_help``), the thread that embedded the query takes shares from the moment
-    the vector exists (``help``, service/search.py): it is running already, where the search's
-    own thread must first be woken (0.2-0.9 ms on the 2-vCPU VM) and then wake a pool thread
-    (~0.3 ms more). The search's thread takes whatever shares are left when it gets there."""
+    """One search's exact top k over a mask: quantise the query, scan the int8 codes in shares
+    over the scan pool (the caller takes the first), rescore the window exactly."""
 
     def __init__(self, vectors: Vectors, mask: Mask, k: int) -> None:
         self._vectors, self._mask, self._k = vectors, mask, k
@@ -203,45 +197,8 @@ class Scan:
             subset <= k or subset < _FULL_SCAN_SHARE * mask.size or vectors.scale == 0.0
         )
         self._every = subset == mask.size
-        self._shares = _shards(mask.size) if self.scans else []
-        self._scores = np.empty(mask.size if self.scans else 0, np.float32)
-        self._lock = threading.Lock()
-        self._query: _QueryCodes | None = None
-        self._claimed = 0  # shares taken, in order
-        self._unfinished = len(self._shares)
-        self._finished = threading.Event()
-        self._failed: list[Share] = []  # shares a helper could not scan: scanned again
-        self._helped = False
-        if not self._shares:
-            self._finished.set()
 
-    def expect_help(self) -> None:
-        """A helper will be given the query vector (``help``) as soon as it exists."""
-        self._helped = self.scans
-
-    def decline_help(self) -> None:
-        """No helper after all (before the search's thread asks for the nearest rows)."""
-        self._helped = False
-
-    def help(self, query: Matrix) -> None:
-        """Scan the shares not taken yet (any thread). A share that fails is left to the
-        search's thread, which scans it again."""
-        if not self.scans:
-            return
-        try:
-            codes = self._codes(query)
-        except Exception:
-            return  # nothing taken: the search's thread scans every share
-        while (share := self._claim()) is not None:
-            try:
-                self._scan_share(share, codes)
-            except Exception:
-                with self._lock:
-                    self._failed.append(share)
-            finally:
-                self._finish_one()
-
-    def nearest(self, query: Matrix) -> Nearest:
+    def nearest(self, query: Matrix, pool: ScanPool | None = None) -> Nearest:
         """The exact top k rows of the mask by float32 cosine."""
         if not self.scans:
             if self._every:
@@ -249,17 +206,20 @@ class Scan:
                 return _best(every, self._vectors.leading_cosines(every.size, query), self._k)
             selected = np.flatnonzero(self._mask)
             return _best(selected, self._vectors.cosines(selected, query), self._k)
-        return _best(*self._rescored(query), self._k)
+        return _best(*self._rescored(query, pool), self._k)
 
-    def _rescored(self, query: Matrix) -> tuple[Rows, npt.NDArray[np.float32]]:
+    def _rescored(
+        self, query: Matrix, pool: ScanPool | None
+    ) -> tuple[Rows, npt.NDArray[np.float32]]:
         """The rows that may be in the top k (see the module docstring), rescored."""
         vectors, k = self._vectors, self._k
-        codes = self._scanned(query)
+        codes = _quantised(vectors, query)
+        scores = self._scores(codes, pool)
         margin = (
             codes.length * vectors.error + codes.error * (vectors.norm + vectors.error) + _SLACK
         )
-        over, threshold = _over(self._scores, k)
-        estimates = self._scores[over]
+        over, threshold = _over(scores, k)
+        estimates = scores[over]
         best = _top_of(estimates, k)  # positions in ``over``
         first = over[best]
         known = vectors.cosines(first, query)
@@ -267,80 +227,30 @@ class Scan:
         # instead of every score to cosines.
         cut = (float(known.min()) - margin - codes.shift) * codes.units
         if cut < threshold:  # rare: rows under the threshold may reach the cut, so every row
-            over, estimates, best = np.arange(self._scores.size), self._scores, first
+            over, estimates, best = np.arange(scores.size), scores, first
         window = estimates >= cut
         window[best] = False  # rescored already
         rest = over[window]
         return np.concatenate([first, rest]), np.concatenate([known, vectors.cosines(rest, query)])
 
-    def _scanned(self, query: Matrix) -> _QueryCodes:
-        """Every share scanned with ``query``'s codes, by this thread and its helpers."""
-        codes = self._codes(query)
-        if not np.array_equal(codes.vector, query):  # a helper was given another vector
-            while self._claim() is not None:
-                self._finish_one()
-            self._finished.wait()  # the helper's writes are over: every share again
-            codes = _quantised(self._vectors, query)
-            for whole in self._shares:
-                self._scan_share(whole, codes)
-            return codes
-        if self._helped:
-            while (share := self._claim()) is not None:
-                self._scan_share(share, codes)
-                self._finish_one()
-        else:
-            self._with_pool(codes)
-        self._finished.wait()
-        for failed in self._failed:
-            self._scan_share(failed, codes)
-        return codes
+    def _scores(self, codes: _QueryCodes, pool: ScanPool | None) -> npt.NDArray[np.float32]:
+        """Every row's estimate, the shares mapped over the pool and this thread."""
+        scores = np.empty(self._mask.size, np.float32)
+        if pool is None:  # this thread alone: one share
+            self._scan_share((0, self._mask.size), codes, scores)
+            return scores
+        first, *others = _shards(self._mask.size, pool.threads)
+        pooled = [pool.executor.submit(self._scan_share, s, codes, scores) for s in others]
+        self._scan_share(first, codes, scores)
+        for done in pooled:
+            done.result()
+        return scores
 
-    def _with_pool(self, codes: _QueryCodes) -> None:
-        """This thread's share beside the pool threads, each on a CPU of its own
-        (placement.py), when there are more shares. They are woken first: a woken thread
-        takes ~0.3 ms to run here, as long as holding the caller (a move to its CPU)."""
-
-        def pooled(share: Share) -> None:
-            try:
-                self._scan_share(share, codes)
-            finally:
-                self._finish_one()
-
-        mine = self._claim()
-        others = []
-        while (share := self._claim()) is not None:
-            others.append(_SCAN_POOL.submit(pooled, share))
-        if mine is not None:
-            with placement.held() if others else nullcontext():
-                pooled(mine)
-        for other in others:
-            other.result()
-
-    def _codes(self, query: Matrix) -> _QueryCodes:
-        """The query's codes, made by the first thread to ask."""
-        with self._lock:
-            if self._query is None:
-                self._query = _quantised(self._vectors, query)
-            return self._query
-
-    def _claim(self) -> Share | None:
-        with self._lock:
-            if self._claimed == len(self._shares):
-                return None
-            self._claimed += 1
-            return self._shares[self._claimed - 1]
-
-    def _finish_one(self) -> None:
-        with self._lock:
-            self._unfinished -= 1
-            if self._unfinished == 0:
-                self._finished.set()
-
-    def _scan_share(self, share: Share, codes: _QueryCodes) -> None:
+    def _scan_share(self, share: Share, codes: _QueryCodes, out: npt.NDArray[np.float32]) -> None:
         """Each of the share's rows' estimate in int8 units: the int8 dot product of the
         query's codes with the row's, plus its offset (-inf outside the mask)."""
         start, stop = share
-        scores = self._scores[start:stop]
+        scores = out[start:stop]
         # int8 products summed in int32: exact in float32 up to 1,040 dimensions (2^24).
         rows, offsets = self._vectors.codes[start:stop], self._vectors.offsets[start:stop]
         int8_scan.estimates(codes.codes[0], rows, offsets, codes.units, scores)
@@ -413,9 +323,9 @@ def _kth_best(scores: npt.NDArray[np.float32], k: int) -> float:
     return float(np.partition(scores, scores.size - k)[scores.size - k])
 
 
-def _shards(n: int) -> list[Share]:
+def _shards(n: int, threads: int) -> list[Share]:
     """``n`` rows cut into one contiguous piece a thread, as many rows each."""
-    count = max(1, min(_SHARDS, n // _SHARE_ROWS))
+    count = max(1, min(threads, n // _SHARE_ROWS))
     cuts = np.linspace(0, n, count + 1).astype(int).tolist()
     return list(itertools.pairwise(cuts))
 

@@ -12,12 +12,15 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from naturali.ports.embedder import Embedder
 from naturali.ports.state import StateFactory
 from naturali.ports.storage import NewVector, Storage
 from naturali.retrieval.registry import IndexRegistry
+from naturali.retrieval.vectors import ScanPool
 from naturali.service.auth import Auth
 from naturali.service.dates import Dates
 from naturali.service.documents import Documents
@@ -27,7 +30,7 @@ from naturali.service.mutations import Mutations
 from naturali.service.projects import Projects, Users
 from naturali.service.query_vectors import QueryVectors
 from naturali.service.records import Records
-from naturali.service.search import READ_AHEAD, Search
+from naturali.service.search import Search
 from naturali.service.stores import StoreRegistry
 from naturali.service.write_engine import WriteEngine
 from naturali.settings import Settings
@@ -35,6 +38,22 @@ from naturali.settings import Settings
 log = logging.getLogger(__name__)
 
 OWNER_TOKEN_FILE = "owner-token"
+
+
+@dataclass(frozen=True)
+class Concurrency:
+    """The threads searches run on, built from the settings by the composition root
+    (compose.py) and stopped by ``Services.close``: ``lanes`` searches at once over HTTP
+    (api/search_lanes.py), the pool their queries are embedded on meanwhile, and the pool a
+    large index's vector scan is shared over."""
+
+    lanes: int
+    queries: ThreadPoolExecutor
+    scan: ScanPool
+
+    def shutdown(self) -> None:
+        self.queries.shutdown(wait=False, cancel_futures=True)
+        self.scan.executor.shutdown(wait=False, cancel_futures=True)
 
 
 class Services:
@@ -46,8 +65,10 @@ class Services:
         storage: Storage,
         state: StateFactory,
         load_embedder: Callable[[], Embedder],
+        concurrency: Concurrency,
     ) -> None:
         self.settings = settings
+        self.concurrency = concurrency
         data_dir = settings.data_dir
         self.storage = storage
         self._load_embedder = load_embedder
@@ -89,11 +110,8 @@ class Services:
             self.memories,
             lambda: self.embedder().vector_weight,
             settings.reconcile_budget_seconds,
-            # On PostgreSQL each read is a round trip, and the server's own process works
-            # beside the model: reading ahead left the service call 0.03-0.06 of the bare
-            # sum slower in two pairs (commit 6799c0c), so it reads after ranking.
-            read_ahead=READ_AHEAD if settings.database_url is None else 0,
-            embedded_store=settings.database_url is None,
+            concurrency.queries,
+            concurrency.scan,
         )
 
     @property
@@ -160,8 +178,10 @@ class Services:
         return restored
 
     def close(self) -> None:
-        """Stop the background indexer, then close every store and the catalog."""
+        """Stop the background indexer and the search threads, then close every store and
+        the catalog."""
         self.indexer.close()
+        self.concurrency.shutdown()
         self.indexes.close()
         self.stores.close()
         self.storage.close()

@@ -1,7 +1,8 @@
 """Indexing a write for the project search, off the writer's request and off every search.
 
-A write through naturali asks for its store to be indexed and answers at once; one worker
-thread per process embeds what changed, one store at a time. A store is indexed once its
+A write through naturali hands the records it wrote to be indexed and answers at once; one
+worker thread per process embeds them, one store at a time, from what was written (the latest
+revision of each record wins). A store is indexed once its
 writes pause for ``QUIET`` seconds (at most ``LATEST`` after the first unindexed write), so a
 burst of writes is embedded once, after the burst, not while it competes for the CPU. A
 search still reconciles what it finds unindexed, within its budget, so nothing waits on this
@@ -14,7 +15,9 @@ import atexit
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+
+from naturali.ports.state import PlannedWrite
 
 log = logging.getLogger("naturali.indexer")
 Key = tuple[str, str]  # (project_id, store_id)
@@ -23,22 +26,25 @@ LATEST = 5.0
 
 
 class BackgroundIndexer:
-    def __init__(self, index: Callable[[str, str], None]) -> None:
+    def __init__(self, index: Callable[[str, str, Iterable[PlannedWrite]], None]) -> None:
         self._index = index
         self._pending: dict[Key, tuple[float, float]] = {}  # key → (first asked, last asked)
+        self._handed: dict[Key, dict[str, PlannedWrite]] = {}  # key → record id → latest write
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
         self._busy = False
 
-    def schedule(self, project_id: str, store_id: str) -> None:
-        """Index this store's writes soon, off the caller's thread."""
+    def schedule(self, project_id: str, store_id: str, writes: Iterable[PlannedWrite]) -> None:
+        """Index these writes of the store soon, off the caller's thread."""
         with self._wake:
             if self._closed:
                 return
+            key = (project_id, store_id)
             now = time.monotonic()
-            first, _ = self._pending.get((project_id, store_id), (now, now))
-            self._pending[(project_id, store_id)] = (first, now)
+            first, _ = self._pending.get(key, (now, now))
+            self._pending[key] = (first, now)
+            self._handed.setdefault(key, {}).update((w.record_id, w) for w in writes)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._work, name="naturali-indexer", daemon=True
@@ -79,9 +85,10 @@ class BackgroundIndexer:
                     self._wake.wait(wait)
                     continue
                 del self._pending[key]
+                writes = self._handed.pop(key, {}).values()
                 self._busy = True
             try:
-                self._index(*key)
+                self._index(*key, writes)
             except Exception:  # the write stands; the next search indexes it
                 log.exception("indexing memory store %s failed", key[1])
             finally:
@@ -96,6 +103,7 @@ class BackgroundIndexer:
         with self._wake:
             self._closed = True
             self._pending.clear()
+            self._handed.clear()
             self._wake.notify_all()
             thread = self._thread
         if thread is not None:

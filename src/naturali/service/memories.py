@@ -11,32 +11,30 @@ import builtins
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from naturali.contracts.records import ReceiptRecord
 from naturali.errors import Conflict, InvalidRequest, NotFound
 from naturali.ids import new_id
 from naturali.ingest.chunk import chunk_pages
 from naturali.ingest.extract import Page
 from naturali.model import Memory, MemoryStore, User, tags_from_strings, utcnow
 from naturali.ports.embedder import Embedder
+from naturali.ports.state import PlannedWrite
 from naturali.ports.storage import EmbeddedChunk, NameTaken, Storage
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.service import validation
 from naturali.service.auth import Auth
-from naturali.service.mutations import Mutations
+from naturali.service.mutations import MemoryStoreKey, Mutations, Written
 from naturali.service.requests import SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreRegistry, StoreView
-from naturali.vault.record import Record, content_hash, parse
+from naturali.vault.record import Record, parse
 
 MAX_NAME_CHARS = 200
-# Seconds of embedding per turn of the background indexer (see Memories.index_written).
-INDEXER_SLICE = 0.25
 
 
 @dataclass(frozen=True)
@@ -177,13 +175,10 @@ class Memories:
             "tags": tags_to_strings(validation.tags(tags)),
             "body": body,
         }
-        receipt = self._mutations.save(
-            user,
-            project_id,
-            store.id,
-            SaveRequest(requestId=new_id("req"), id=new_id("mem"), record=record),
+        written = self._mutations.save_in(
+            _key(store), SaveRequest(requestId=new_id("req"), id=new_id("mem"), record=record)
         )
-        return self._indexed(store, receipt.records[0])
+        return self._indexed(store, written)
 
     def update(
         self,
@@ -206,10 +201,8 @@ class Memories:
             record["tags"] = tags_to_strings(validation.tags(tags))
         if content is not None:
             record["body"] = _content(content)
-        receipt = self._mutations.save(
-            user,
-            project_id,
-            store.id,
+        written = self._mutations.save_in(
+            _key(store),
             SaveRequest(
                 requestId=new_id("req"),
                 id=memory_id,
@@ -218,7 +211,7 @@ class Memories:
                 record=record,
             ),
         )
-        return self._indexed(store, receipt.records[0])
+        return self._indexed(store, written)
 
     def get(self, user: User, project_id: str, store_id: str, memory_id: str) -> Memory:
         """One memory, as indexed from its record."""
@@ -246,10 +239,8 @@ class Memories:
         self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         self._active(store, memory_id)
-        self._mutations.withdraw(
-            user,
-            project_id,
-            store.id,
+        self._mutations.withdraw_in(
+            _key(store),
             WithdrawRequest(
                 requestId=new_id("req"), id=memory_id, reason="deleted through the memories API"
             ),
@@ -305,26 +296,37 @@ class Memories:
             self._matched[store.id] = (view, len(active))
         return ReconcileReport(indexed, removed, len(active) - indexed, invalid)
 
-    def index_written(self, project_id: str, store_id: str) -> None:
-        """After a write through the service (from the background indexer). In slices: a
-        search of the store waits on the reconcile lock for one slice, not the whole backlog."""
+    def index_written(self, project_id: str, store_id: str, writes: Iterable[PlannedWrite]) -> None:
+        """Index the records a write through the service handed over (from the background
+        indexer): parsed from what was written, not read back. Under the store's reconcile
+        lock, which a search's reconcile takes too; that reconcile still applies eligibility
+        and whatever else changed the files."""
         store = self._storage.get_memory_store(project_id, store_id)
-        while store is not None and self.reconcile(store, budget=INDEXER_SLICE).indexed:
-            pass
+        if store is None:
+            return
+        with self._reconciling_guard:
+            lock = self._reconciling.setdefault(store.id, threading.Lock())
+        with lock:
+            known = self._storage.memory_hashes(store.id)
+            for write in writes:
+                if write.lifecycle != "active":
+                    self._storage.remove_memory(store.id, write.record_id)
+                elif known.get(write.record_id) != write.sha256:
+                    self._index_write(store, write)
 
-    def _indexed(self, store: MemoryStore, written: ReceiptRecord) -> Memory:
+    def _indexed(self, store: MemoryStore, written: Written) -> Memory:
         """The memory a write just made, indexed now unless the background indexer did."""
-        key = (store.id, written.id)
+        record = written.receipt.records[0]
+        key = (store.id, record.id)
         found = self._storage.get_store_memories([key]).get(key)
-        if found is not None and found.content_hash == written.sha256:
+        if found is not None and found.content_hash == record.sha256:
             return found
         # The memories API answers with the memory as written, indexed: this one record only.
-        return self._index_file(store, self.vault(store.id) / written.path)
+        (write,) = (w for w in written.writes if w.record_id == record.id)
+        return self._index_write(store, write)
 
-    def _index_file(self, store: MemoryStore, path: Path) -> Memory:
-        data = path.read_bytes()
-        relative = path.relative_to(self.vault(store.id)).as_posix()
-        return self._index(store, parse(data.decode("utf-8")), content_hash(data), relative)
+    def _index_write(self, store: MemoryStore, write: PlannedWrite) -> Memory:
+        return self._index(store, parse(write.content), write.sha256, write.path)
 
     def _index(self, store: MemoryStore, record: Record, digest: str, relative: str) -> Memory:
         now = utcnow()
@@ -354,6 +356,10 @@ class Memories:
         ]
         self._storage.replace_memory(memory, relative, chunks, embedder.model_id)
         return memory
+
+
+def _key(store: MemoryStore) -> MemoryStoreKey:
+    return MemoryStoreKey(store.project_id, store.id)
 
 
 def _content(content: str) -> str:

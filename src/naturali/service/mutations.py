@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+from pydantic import BaseModel
 
 from naturali.contracts.records import HistoryResult, Receipt, ResumeResult
 from naturali.errors import Conflict, InvalidRequest, NotFound
@@ -41,6 +44,20 @@ MANAGED = {
 PREFIX = {"page": "pg", "claim": "clm", "relationship": "rel"}
 
 
+class MemoryStoreKey(NamedTuple):
+    project_id: str
+    store_id: str
+
+
+@dataclass(frozen=True)
+class Written:
+    """A write's receipt and the files it wrote (none when it was answered from an earlier
+    write's receipt)."""
+
+    receipt: Receipt
+    writes: tuple[PlannedWrite, ...]
+
+
 class Mutations:
     def __init__(
         self, storage: Storage, auth: Auth, stores: StoreRegistry, engine: WriteEngine
@@ -52,13 +69,18 @@ class Mutations:
         # Called with (project_id, store_id) after each write: the composition root points it
         # at the background indexer, so what is written is embedded for the project search
         # off the writer's request and off every search.
-        self.after_write: Callable[[str, str], None] | None = None
+        self.after_write: Callable[[str, str, tuple[PlannedWrite, ...]], None] | None = None
 
     # the operations ----------------------------------------------------------------------------
     def save(self, user: User, project_id: str, store_id: str, request: SaveRequest) -> Receipt:
         """Create a record, or a new revision of one (fenced by expectedRevision and
         expectedHash)."""
-        opened = self._open(user, project_id, store_id, "write")
+        self._authorize(user, project_id, store_id, "write")
+        return self.save_in(MemoryStoreKey(project_id, store_id), request).receipt
+
+    def save_in(self, store: MemoryStoreKey, request: SaveRequest) -> Written:
+        """``save`` for a caller that authorized and found the store already (the memories
+        API): the receipt and the records as written, for indexing without reading them back."""
         fields, body = _split(request.record, "record")
 
         def plan(view: StoreView) -> Plan:
@@ -76,14 +98,13 @@ class Mutations:
             text = body if body is not None else current.scanned.record.body
             return [_write(current.scanned.path, Record(front, text))], []
 
-        receipt = self._engine.write(opened, request.requestId, "save", request, plan)
-        return self._indexed(project_id, store_id, receipt)
+        return self._write(store, request.requestId, "save", request, plan)
 
     def correct(
         self, user: User, project_id: str, store_id: str, request: CorrectRequest
     ) -> Receipt:
         """Supersede a claim or relationship with a corrected replacement."""
-        opened = self._open(user, project_id, store_id, "write")
+        self._authorize(user, project_id, store_id, "write")
         fields, body = _split(request.replacement, "replacement")
 
         def plan(view: StoreView) -> Plan:
@@ -120,14 +141,18 @@ class Mutations:
             )
             return [replacement, superseded], [guard]  # the replacement lands first
 
-        receipt = self._engine.write(opened, request.requestId, "correct", request, plan)
-        return self._indexed(project_id, store_id, receipt)
+        store = MemoryStoreKey(project_id, store_id)
+        return self._write(store, request.requestId, "correct", request, plan).receipt
 
     def withdraw(
         self, user: User, project_id: str, store_id: str, request: WithdrawRequest
     ) -> Receipt:
         """Withdraw a record with a reason: it leaves every query and stays in history."""
-        opened = self._open(user, project_id, store_id, "write")
+        self._authorize(user, project_id, store_id, "write")
+        return self.withdraw_in(MemoryStoreKey(project_id, store_id), request).receipt
+
+    def withdraw_in(self, store: MemoryStoreKey, request: WithdrawRequest) -> Written:
+        """``withdraw`` for a caller that authorized and found the store already."""
 
         def plan(view: StoreView) -> Plan:
             current = _fenced(
@@ -147,18 +172,17 @@ class Mutations:
                 guard
             ]
 
-        receipt = self._engine.write(opened, request.requestId, "withdraw", request, plan)
-        return self._indexed(project_id, store_id, receipt)
+        return self._write(store, request.requestId, "withdraw", request, plan)
 
     def resume(self, user: User, project_id: str, store_id: str) -> ResumeResult:
         """Finish interrupted writes and retry pending Git commits."""
-        opened = self._open(user, project_id, store_id, "write")
+        opened = self._authorize(user, project_id, store_id, "write")
         completed, pending = self._engine.resume(opened)
         return ResumeResult(completed=completed, git_pending=pending)
 
     def mutation(self, user: User, project_id: str, store_id: str, request_id: str) -> Receipt:
         """A write's publication receipt: indexed, git.state, git.commit."""
-        opened = self._open(user, project_id, store_id, "read")
+        opened = self._authorize(user, project_id, store_id, "read")
         receipt = self._engine.receipt(opened, request_id)
         if receipt is None:
             raise NotFound(
@@ -170,7 +194,7 @@ class Mutations:
 
     def history(self, user: User, project_id: str, store_id: str, record_id: str) -> HistoryResult:
         """A record's revisions with their receipts."""
-        opened = self._open(user, project_id, store_id, "read")
+        opened = self._authorize(user, project_id, store_id, "read")
         revisions = self._engine.history(opened, record_id)
         if not revisions:
             raise NotFound(
@@ -179,7 +203,7 @@ class Mutations:
         return HistoryResult(id=record_id, revisions=revisions)
 
     # planning ----------------------------------------------------------------------------
-    def _open(
+    def _authorize(
         self, user: User, project_id: str, store_id: str, need: Literal["read", "write"]
     ) -> OpenStore:
         self._auth.require(user, project_id, need)
@@ -191,10 +215,28 @@ class Mutations:
             )
         return self._stores.context(store_id)
 
-    def _indexed(self, project_id: str, store_id: str, receipt: Receipt) -> Receipt:
+    def _write(
+        self,
+        store: MemoryStoreKey,
+        request_id: str,
+        operation: str,
+        request: BaseModel,
+        plan: Callable[[StoreView], Plan],
+    ) -> Written:
+        planned: list[PlannedWrite] = []
+
+        def recorded(view: StoreView) -> Plan:
+            writes, guards = plan(view)
+            planned[:] = writes
+            return writes, guards
+
+        opened = self._stores.context(store.store_id)
+        receipt = self._engine.write(opened, request_id, operation, request, recorded)
+        # An earlier write with this requestId answers from its receipt and plans nothing.
+        written = Written(receipt, tuple(planned))
         if self.after_write is not None:
-            self.after_write(project_id, store_id)
-        return receipt
+            self.after_write(store.project_id, store.store_id, written.writes)
+        return written
 
     def _create(
         self,

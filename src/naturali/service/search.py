@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import functools
 import heapq
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -31,12 +30,10 @@ from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import PRODUCT, Ranked, Ranking, rank
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
 from naturali.retrieval.registry import IndexRegistry
-from naturali.retrieval.vectors import Rows, Scan
+from naturali.retrieval.vectors import ScanPool
 from naturali.service.auth import Auth
-from naturali.service.embedding_pool import EmbeddingPool
 from naturali.service.memories import Memories
 from naturali.service.query_vectors import QueryVectors, Vector
-from naturali.service.rehearsal import Rehearsal
 from naturali.service.requests import SearchRequest
 from naturali.text.tokens import query_terms
 
@@ -80,11 +77,6 @@ def participation(request: SearchRequest) -> Participation:
         has_query or request.memory_store_ids is not None or request.tags is not None
     )
     return Participation(documents, memories)
-
-
-_EMBEDDING_POOL = EmbeddingPool(workers=4)
-_REHEARSAL = Rehearsal()
-READ_AHEAD = 10  # by default, the most lexical candidates read while the query is embedded
 
 
 @dataclass
@@ -132,15 +124,14 @@ class Search:
         indexes: IndexRegistry,
         memories: Memories,
         vector_weight: Callable[[], float],
-        reconcile_budget: float = 2.0,
-        read_ahead: int = READ_AHEAD,
-        embedded_store: bool = True,
+        reconcile_budget: float,
+        query_pool: Executor,
+        scan_pool: ScanPool,
     ) -> None:
-        """``read_ahead``: how many of the lexical leg's best candidates a search reads from
-        the store while its query is embedded (0: none, all after ranking; ``_query_vector``).
-        ``embedded_store``: the store is read in this process, not over a network."""
-        self._read_ahead = read_ahead
-        self._embedded_store = embedded_store
+        """``query_pool``: where queries are embedded while their searches go on;
+        ``scan_pool``: where a large index's vector scan runs (both built in compose.py)."""
+        self._query_pool = query_pool
+        self._scan_pool = scan_pool
         self._vector_weight = vector_weight
         self._reconcile_budget = reconcile_budget
         self._query_vectors = query_vectors
@@ -148,8 +139,6 @@ class Search:
         self._auth = auth
         self._indexes = indexes
         self._memories = memories
-        self._in_progress = 0  # searches in this process now (see _query_vector)
-        self._in_progress_lock = threading.Lock()
 
     def search(
         self,
@@ -162,23 +151,7 @@ class Search:
     ) -> list[KnowledgeResult]:
         """The passages that answer ``request``, best first (docs/spec/search-api.md).
         ``embedding``: the query's vector from ``embed_ahead(request.query)``, when the caller
-        started it before the request was validated (the HTTP API does)."""
-        with self._in_progress_lock:
-            self._in_progress += 1
-        try:
-            return self._search(user, project_id, request, ranking, embedding)
-        finally:
-            with self._in_progress_lock:
-                self._in_progress -= 1
-
-    def _search(
-        self,
-        user: User,
-        project_id: str,
-        request: SearchRequest,
-        ranking: Ranking,
-        embedding: Future[Vector] | None,
-    ) -> list[KnowledgeResult]:
+        started it as the request arrived (the HTTP route does)."""
         taking_part = participation(request)
         if request.query is None:
             embedding = None
@@ -197,107 +170,56 @@ class Search:
                 if request.memory_store_ids is None or store.id in request.memory_store_ids:
                     left = max(0.0, deadline - time.monotonic())
                     self._memories.reconcile(store, budget=left)
-        hits = _Hits()
         with self._indexes.synced(project_id) as index:
             mask = index.select(_selection(request, taking_part, stores))
             if embedding is None or request.query is None:
                 rows = _fetch_order(index, mask, stores, request.limit)
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
             else:
+                pending = embedding
                 ranked = rank(
                     index,
                     mask,
-                    self._query_vector(project_id, index, embedding, hits, request.limit, ranking),
+                    lambda _: pending.result(),  # embedded meanwhile, beside the lexical leg
                     query_terms(request.query),
                     request.limit,
                     request.min_similarity,
                     ranking,
-                    scan_helper=_scan_helper(embedding),
+                    self._scan_pool,
                 )
             picked = [(r, int(index.seqs[r.row]), index.owner_of(r.row)) for r in ranked]
         return self._results(
             project_id,
             picked,
             stores,
-            hits,
             with_similarity=embedding is not None,
             explain=request.explain,
         )
 
-    def answers_quickly(self, project_id: str, request: SearchRequest) -> bool:
-        """Whether a search of ``request`` would do no more than search: the store is
-        embedded (no network round trips), no memory store takes part (a search may reconcile
-        their files for up to ``reconcile_budget``), and the project's index is in memory and
-        current (one indexed read). The HTTP API answers such a search on its event loop when
-        it serves nothing else (api/search_answer.py)."""
-        try:
-            memories = participation(request).memories
-        except InvalidRequest:
-            return False  # the search says why, wherever it runs
-        return self._embedded_store and not memories and self._indexes.current(project_id)
-
-    def embed_ahead(self, query: str, *, hand_over: bool = True) -> Future[Vector]:
+    def embed_ahead(self, query: str) -> Future[Vector]:
         """The query's vector: at once if a recent search embedded the same text, else
         embedded on another thread while the caller goes on — the index syncs and the lexical
-        leg runs (onnxruntime releases the GIL; embedding_pool.py hands the GIL over, unless
-        not ``hand_over``)."""
+        leg runs (onnxruntime releases the GIL)."""
         known = self._query_vectors.recent(query)
         if known is None:
-            return _EMBEDDING_POOL.submit(
-                functools.partial(self._query_vectors.vector, query), hand_over=hand_over
+            embedding: Future[Vector] = self._query_pool.submit(
+                functools.partial(self._query_vectors.vector, query)
             )
+            return embedding
         done: Future[Vector] = Future()
         done.set_result(known)
         return done
-
-    def _query_vector(
-        self,
-        project_id: str,
-        index: ProjectIndex,
-        pending: Future[Vector],
-        hits: _Hits,
-        limit: int,
-        ranking: Ranking,
-    ) -> Callable[[Rows], Vector]:
-        """The query's vector, for ``rank``. While the model still runs, the steps after the
-        vector are rehearsed (rehearsal.py) and the lexical leg's best candidates (the
-        likeliest results) are read from the store into ``hits``, beside the project's index
-        so that a sync may go on: after ranking only the rest are read.
-        On SQLite at 108k chunks (bench/search_latency.py) ~5 of the 10 results come from
-        this read, the read after ranking finds the store's code and pages warm, and the
-        service call went from 0.73-0.76 to 0.68-0.70 of the bare sum in four pairs.
-
-        Only a search alone in the process rehearses: beside others, their steps keep the
-        code warm already, and the cores are what is short. A rehearsal costs 0.6 ms of CPU
-        warm; a new text's search at 600 chunks took 4.7-5.3 ms of its thread's CPU with it
-        against 4.0 without (`bench/load.py`'s project, where a third of the texts are new)."""
-
-        def vector(lexical: Rows) -> Vector:
-            if pending.done():
-                return pending.result()
-            ahead = lexical[: min(limit, self._read_ahead)].tolist()
-            likeliest = [(int(index.seqs[row]), index.owner_of(row)) for row in ahead]
-
-            def read_then_wait() -> Vector:
-                if self._in_progress == 1:  # this search alone
-                    _REHEARSAL.run(index.dimension, limit, ranking, _rehearsed_result)
-                hits.read(self._storage, project_id, likeliest)
-                return pending.result()
-
-            return self._indexes.wait_aside(project_id, read_then_wait)
-
-        return vector
 
     def _results(
         self,
         project_id: str,
         picked: list[tuple[Ranked, int, OwnerAttrs | None]],
         stores: dict[str, MemoryStore],
-        hits: _Hits,
         *,
         with_similarity: bool,
         explain: bool = False,
     ) -> list[KnowledgeResult]:
+        hits = _Hits()
         hits.read(self._storage, project_id, [(seq, attrs) for _, seq, attrs in picked])
         chunks, documents, memories = hits.chunks, hits.documents, hits.memories
         results: list[KnowledgeResult] = []
@@ -332,34 +254,6 @@ def _explanation(ranked: Ranked, with_similarity: bool) -> Explanation:
         bm25=ranked.bm25,
         fused=ranked.score,
     )
-
-
-def _scan_helper(pending: Future[Vector]) -> Callable[[Scan], None] | None:
-    """The thread that embeds the query goes on to scan the vector leg's shares as soon as
-    the vector exists (vectors.Scan): it is running, where the search's thread waits to be
-    woken. None when the vector is known already."""
-    if pending.done():
-        return None
-    searching = threading.get_ident()
-
-    def helper(scan: Scan) -> None:
-        def on_vector(done: Future[Vector]) -> None:
-            if threading.get_ident() == searching:  # done meanwhile: run at once, right here
-                scan.decline_help()
-            elif not done.cancelled() and done.exception() is None:
-                scan.help(done.result())
-
-        scan.expect_help()
-        pending.add_done_callback(on_vector)
-
-    return helper
-
-
-def _rehearsed_result(document: Document, chunk: Chunk, ranked: Ranked) -> None:
-    """A result made and written as a search's are (rehearsal.py)."""
-    result = document_result(document, chunk, ranked.score)
-    result.similarity_score = ranked.similarity
-    result.model_dump_json(exclude_unset=True)
 
 
 def document_result(document: Document, chunk: Chunk, score: float) -> DocumentKnowledgeResult:

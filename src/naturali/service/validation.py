@@ -8,7 +8,8 @@ import unicodedata
 from typing import Any
 
 from naturali.errors import InvalidRequest
-from naturali.text.unicode import encodable, find_unencodable
+from naturali.text.unicode import encodable
+from naturali.text.unicode import find_unencodable as find_unencodable  # for the API guard
 
 MAX_PATH_BYTES = 1024
 MAX_TAGS = 64

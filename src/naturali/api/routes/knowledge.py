@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 
-from naturali.api import errors
+from naturali.api import errors, search_lanes
 from naturali.api.deps import CurrentUser, Service
-from naturali.api.query_ahead import query_ahead
-from naturali.api.search_answer import answered
 from naturali.contracts.resources import KnowledgeSearchResponse
 from naturali.service.requests import SearchRequest
 
@@ -23,7 +21,7 @@ router = APIRouter(prefix="/v1/projects/{project_id}/knowledge", tags=["knowledg
     responses=errors.responses(409),
 )
 async def search_knowledge(
-    project_id: str, body: SearchRequest, user: CurrentUser, svc: Service, request: Request
+    project_id: str, body: SearchRequest, user: CurrentUser, svc: Service
 ) -> Any:
     """One query across a project's documents and memories, ranked, with provenance.
 
@@ -31,7 +29,15 @@ async def search_knowledge(
     version, chunk order; then memories by store name, memory id, chunk order), no
     similarity_score.
     """
-    ahead = query_ahead(request, body.query)  # embedding since the body arrived
-    return Response(
-        await answered(svc, user, project_id, body, ahead), media_type="application/json"
-    )
+    # The query embeds on its own thread while the search waits for a lane and reads the
+    # store; the results are written once, by pydantic's JSON writer (the service built and
+    # validated each result model: no second validation pass).
+    ahead = svc.search.embed_ahead(body.query) if body.query is not None else None
+
+    def answer() -> bytes:
+        results = svc.search.search(user, project_id, body, embedding=ahead)
+        response = KnowledgeSearchResponse.model_construct(results=results)
+        return response.model_dump_json(exclude_unset=True).encode()
+
+    lanes = svc.concurrency.lanes
+    return Response(await search_lanes.in_lane(lanes, answer), media_type="application/json")

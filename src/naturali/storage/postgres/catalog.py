@@ -362,7 +362,7 @@ class PostgresStorage:
             delete_memory(conn, row["project_id"], store_id, memory_id)
 
     # chunks -----------------------------------------------------------------------------------
-    def chunks_changed(self, project_id: str, chunk_cursor: int, removal_cursor: int) -> bool:
+    def _any_change(self, project_id: str, chunk_cursor: int, removal_cursor: int) -> bool:
         row = self.db.one(ANY_CHUNK_CHANGE, project_id, chunk_cursor, project_id, removal_cursor)
         return row is None or bool(row["changed"])
 
@@ -370,7 +370,7 @@ class PostgresStorage:
         self, project_id: str, chunk_cursor: int, removal_cursor: int
     ) -> ChunkChanges:
         # Most searches find nothing new: one statement (one round trip) answers that.
-        if not self.chunks_changed(project_id, chunk_cursor, removal_cursor):
+        if not self._any_change(project_id, chunk_cursor, removal_cursor):
             return ChunkChanges([], [], chunk_cursor, removal_cursor)
         # One snapshot, so additions and removals describe the same moment.
         with self.db.connection() as conn, conn.transaction():

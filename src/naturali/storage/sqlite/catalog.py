@@ -407,7 +407,7 @@ class SqliteStorage:
             self._delete_memory(conn, store_id, memory_id)
 
     # chunks -----------------------------------------------------------------------------------
-    def chunks_changed(self, project_id: str, chunk_cursor: int, removal_cursor: int) -> bool:
+    def _any_change(self, project_id: str, chunk_cursor: int, removal_cursor: int) -> bool:
         row = self._one(ANY_CHUNK_CHANGE, project_id, chunk_cursor, project_id, removal_cursor)
         return row is None or bool(row[0])
 
@@ -415,7 +415,7 @@ class SqliteStorage:
         self, project_id: str, chunk_cursor: int, removal_cursor: int
     ) -> ChunkChanges:
         # Most searches find nothing new: one statement (one snapshot) answers that.
-        if not self.chunks_changed(project_id, chunk_cursor, removal_cursor):
+        if not self._any_change(project_id, chunk_cursor, removal_cursor):
             return ChunkChanges([], [], chunk_cursor, removal_cursor)
         conn = self.db.conn()
         # One read transaction, so additions and removals describe the same snapshot.
