@@ -70,12 +70,13 @@ def test_the_reach_rule_catches_a_planted_violation(tmp_path: Path) -> None:
 
 
 # Concurrency is the composition root's: it builds the pools from the settings (the embedder's
-# own passage pool is built from them by embed/factory.py, which compose calls).
+# own passage pool is built from them by embed/factory.py, which compose calls). A client's
+# uploads in flight (``naturali sync``) are no server pool.
 THREAD_CALLS = re.compile(r"\b(ThreadPoolExecutor\(|sched_setaffinity|setswitchinterval)")
 
 
 def _concurrency_violations(paths: list[Path]) -> list[str]:
-    allowed = {PACKAGE / "compose.py", PACKAGE / "embed" / "onnx.py"}
+    allowed = {PACKAGE / "compose.py", PACKAGE / "embed" / "onnx.py", PACKAGE / "cli" / "sync.py"}
     return [
         f"{path}: {match}"
         for path in paths

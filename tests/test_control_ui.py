@@ -126,6 +126,24 @@ def test_upload_a_document_and_find_it(page: Page, server: Server, tmp_path: Pat
     expect(page.locator("article.hit", has_text=f"/facilities/{name}")).to_have_count(1)
 
 
+def test_a_large_upload_shows_its_progress_then_ready(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    _sign_in(page, server)
+    page.get_by_role("link", name="Documents").click()
+    name = f"manual-{page.size_name}.md"  # type: ignore[attr-defined]
+    manual = tmp_path / name
+    sections = [f"## Step {n}\n\nTurn valve {n} a quarter clockwise." for n in range(60)]
+    manual.write_text("# Manual\n\n" + "\n\n".join(sections))
+    page.get_by_label("File", exact=True).set_input_files(str(manual))
+    page.get_by_label("Path (default: /file name)").fill(f"/manuals/{name}")
+    page.get_by_role("button", name="Upload").click()
+    expect(page.get_by_text(f"Uploaded /manuals/{name}: embedding")).to_be_visible()
+    row = page.locator("tr", has=page.get_by_role("link", name=f"/manuals/{name}"))
+    expect(row.get_by_role("cell", name="ready", exact=True)).to_be_visible(timeout=60_000)
+    _shot(page, "documents-status")
+
+
 def test_grep_a_record_see_its_span_then_withdraw_it(page: Page, server: Server) -> None:
     headers = {"Authorization": f"Bearer {server.token}"}
     base = f"{server.base_url}/v1/projects/{server.demo_project}/memory_stores"

@@ -25,12 +25,14 @@ KILLER = textwrap.dedent(
     """
     import os, signal, sys
     from naturali.compose import build_services
+    from naturali.service import documents
     from naturali.service.documents import Upload
     from naturali.settings import Settings
-    from naturali.storage.sqlite.catalog import SqliteStorage
+    import naturali.storage.sqlite.writes as sqlite_writes
 
     data_dir, project_id, document_id, content = sys.argv[1:]
-    original = SqliteStorage._insert_chunks
+    documents.INLINE_CHUNKS = 10**6  # embedded in the request (a job's write is the same one)
+    original = sqlite_writes.insert_chunks
 
     def dying(conn, project_id, source_type, owner_id, version, chunks, model_id):
         # Old chunks are already deleted and half the new ones written, inside the transaction.
@@ -38,9 +40,9 @@ KILLER = textwrap.dedent(
                  model_id)
         os.kill(os.getpid(), signal.SIGKILL)
 
-    SqliteStorage._insert_chunks = staticmethod(dying)
+    sqlite_writes.insert_chunks = dying
     if os.environ.get("NATURALI_DATABASE_URL"):
-        import naturali.storage.postgres.catalog as postgres
+        import naturali.storage.postgres.writes as postgres
         postgres_insert = postgres.insert_chunks
 
         def dying_postgres(conn, project_id, source_type, owner_id, version, chunks, model_id):

@@ -223,9 +223,9 @@ def test_a_pdf_bomb_is_a_clear_400(api: Api, inflated: int) -> None:
 def test_a_pdf_worker_that_runs_out_of_time_is_a_clear_400(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from naturali.ingest import pdf
+    from naturali.ingest import isolated
 
-    monkeypatch.setattr(pdf, "WALL_SECONDS", 0.001)
+    monkeypatch.setattr(isolated, "WALL_SECONDS", 0.001)
     project = api.project()
     r = api.upload(project, "/a.pdf", text_pdf(["Some text."]), "a.pdf")
     assert_error(r, 400, "pdf_limit_reached")

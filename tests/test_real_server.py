@@ -119,26 +119,52 @@ def test_cli_table_json_and_errors(server: Server) -> None:
     assert none.returncode != 0 and "at least one of query" in none.stderr
 
 
-def test_cli_ingest_a_directory(server: Server, tmp_path: Path) -> None:
+def test_cli_sync_mirrors_a_folder_then_has_nothing_to_do(server: Server, tmp_path: Path) -> None:
     from pdfs import text_pdf
 
     (tmp_path / "sub").mkdir()
+    (tmp_path / ".git").mkdir()
     (tmp_path / "a.md").write_text("# A\n\nAardvarks eat ants.")
     (tmp_path / "sub" / "b.txt").write_text("Badgers dig burrows.")
     (tmp_path / "sub" / "c.pdf").write_bytes(text_pdf(["Capybaras swim.", "Page two."]))
     (tmp_path / "skip.bin").write_bytes(b"\x00\x01")
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main")
     with naturali.Client(base_url=server.base_url, token=server.token) as client:
-        project = client.projects.create(name="ingest-test").id
-        result = _cli(server, "ingest", str(tmp_path), "--project", project, "--path", "/zoo/")
-        assert result.returncode == 0, result.stderr
-        assert "3 of 3 files ingested under /zoo/" in result.stdout
-        paths = sorted(d.path for d in client.documents.list(project_id=project))
-        assert paths == ["/zoo/a.md", "/zoo/sub/b.txt", "/zoo/sub/c.pdf"]
-        again = _cli(server, "ingest", str(tmp_path), "--project", project, "--path", "/zoo/")
-        assert again.returncode == 0
-        assert {d.version for d in client.documents.list(project_id=project)} == {1}
+        project = client.projects.create(name="sync-test").id
+
+        def sync(*flags: str) -> subprocess.CompletedProcess[str]:
+            args = ("sync", str(tmp_path), "--project", project, "--path", "/zoo/", *flags)
+            return _cli(server, *args)
+
+        first = _cli(server, "ingest", str(tmp_path), "--project", project, "--path", "/zoo/")
+        assert first.returncode == 0, first.stderr
+        assert "3 new, 0 changed, 0 deleted" in first.stdout
+        documents = {d.path: d for d in client.documents.list(project_id=project)}
+        assert sorted(documents) == ["/zoo/a.md", "/zoo/sub/b.txt", "/zoo/sub/c.pdf"]
         hit = client.knowledge.search_knowledge(project_id=project, query="capybara").results
         assert hit[0].path == "/zoo/sub/c.pdf" and hit[0].page == 1  # type: ignore[union-attr]
+
+        (tmp_path / "a.md").write_text("# A\n\nAardvarks eat termites.")
+        (tmp_path / "sub" / "b.txt").unlink()
+        plan = sync("--delete", "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert "update  /zoo/a.md" in plan.stdout and "delete  /zoo/sub/b.txt" in plan.stdout
+        assert len(client.documents.list(project_id=project)) == 3  # a dry run changes nothing
+
+        applied = sync("--delete")
+        assert applied.returncode == 0, applied.stderr
+        assert "0 new, 1 changed, 1 deleted, 1 unchanged" in applied.stdout
+        after = {d.path: d for d in client.documents.list(project_id=project)}
+        assert sorted(after) == ["/zoo/a.md", "/zoo/sub/c.pdf"]
+        assert after["/zoo/a.md"].version == 2 and after["/zoo/sub/c.pdf"].version == 1
+
+        again = sync("--delete")
+        assert again.returncode == 0
+        assert "nothing to do: 2 files under /zoo/ are unchanged" in again.stdout
+
+        (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+        failing = sync()
+        assert failing.returncode == 1 and "/zoo/broken.pdf" in failing.stderr
 
 
 def _readme_blocks(language: str) -> list[str]:

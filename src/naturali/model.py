@@ -87,6 +87,36 @@ class Document:
     warnings: list[str]
     created_at: str
     updated_at: str
+    # Whether the newest upload is searchable: "processing" while its job embeds (the
+    # version before stays what search sees), "failed" with ``error`` if it could not be.
+    status: str = "ready"
+    chunks_total: int | None = None
+    chunks_done: int | None = None
+    error: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class IngestProgress:
+    """Where a document's unfinished (or failed) ingestion job stands."""
+
+    state: str  # queued | running | failed
+    chunks_total: int
+    chunks_done: int
+    error: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class IngestJob:
+    """A version waiting to be embedded: the document as it will be once ready, and its
+    chunks cut but not yet embedded. Durable in the catalog; a server holds it on a lease."""
+
+    id: str
+    document: Document
+    drafts: list[ChunkDraft]
+    state: str = "queued"  # queued | running | failed
+    chunks_done: int = 0
+    error: dict[str, Any] | None = None
+    created_at: str = ""
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,9 @@ class Settings:
     # Seconds a search may spend indexing vault files edited by other means (the rest waits
     # for the next search); writes through naturali index on the writer's time.
     reconcile_budget_seconds: float = 2.0
+    # A server holds an ingestion job on a lease it renews at every batch of chunks; a job
+    # whose server stopped is taken again once its lease runs out (service/ingestion.py).
+    ingest_lease_seconds: float = 15.0
     # PostgreSQL (``postgresql://…``, needs the ``postgres`` extra) instead of catalog.sqlite:
     # the shared store of several servers. Without it everything stays in the data dir.
     database_url: str | None = None

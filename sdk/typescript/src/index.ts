@@ -4,8 +4,8 @@
  * `naturali.records...`, `naturali.dates...`, `naturali.projects...`). Every call takes
  * `{ path, query, body }` and resolves to `{ data, error, response }`; `error` carries the API's
  * error shape, and a server that cannot be reached the same shape with code `connection_error`
- * (as the Python SDK's NaturaliConnectionError). Everything under `./generated` is generated
- * from the server's OpenAPI.
+ * (as the Python SDK's NaturaliConnectionError). `waitForDocument` follows an upload answered
+ * `202` to ready. Everything under `./generated` is generated from the server's OpenAPI.
  */
 import { createClient, createConfig } from './generated/client/index.js';
 import type { Client } from './generated/client/index.js';
@@ -83,6 +83,34 @@ export class Naturali {
     this.projects = new Projects({ client });
     this.records = new Records({ client });
     this.dates = new Dates({ client });
+  }
+}
+
+export interface WaitOptions {
+  /** Give up after this many milliseconds (default 10 minutes). */
+  timeoutMs?: number;
+  /** Look again after this many milliseconds (default 500). */
+  pollMs?: number;
+}
+
+/** A document once its newest upload is ready: an upload answered `202` is embedded in the
+ * background (`status: "processing"`). Resolves `{ data }` when ready, `{ error }` with the
+ * job's error shape when it failed (or the call's own error), and rejects on timeout. */
+export async function waitForDocument(
+  naturali: Naturali,
+  where: { project_id: string; document_id: string },
+  options: WaitOptions = {},
+) {
+  const deadline = Date.now() + (options.timeoutMs ?? 600_000);
+  for (;;) {
+    const answer = await naturali.documents.getDocument({ path: where });
+    if (answer.error || !answer.data) return answer;
+    if (answer.data.status === 'ready') return answer;
+    if (answer.data.status === 'failed') {
+      return { ...answer, data: undefined, error: { error: answer.data.error } };
+    }
+    if (Date.now() > deadline) throw new Error(`document ${where.document_id} is still processing`);
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
   }
 }
 

@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { Naturali } from '../dist/index.js';
+import { Naturali, waitForDocument } from '../dist/index.js';
 import { startServer } from './server.mjs';
 import { createServer } from 'node:net';
 
@@ -122,6 +122,26 @@ test('a document upload is searchable at once', async () => {
     body: { query: 'who books travel', document_ids: [created.data.id] },
   });
   assert.equal(data.results[0].document_id, created.data.id);
+});
+
+test('a large upload is answered 202 and followed to ready', async () => {
+  const content = Array.from(
+    { length: 40 },
+    (_, n) => `Section ${n}: the night shift hands over pager duty ${n} with a written log.`,
+  ).join('\n\n');
+  const created = await naturali.documents.createDocument({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+    body: { path: '/ops/pager.md', content },
+  });
+  assert.equal(created.response.status, 202);
+  assert.equal(created.data.status, 'processing');
+  const { data, error } = await waitForDocument(naturali, {
+    project_id: 'proj_V1StGXR8Z5jdHi6B',
+    document_id: created.data.id,
+  });
+  assert.equal(error, undefined);
+  assert.equal(data.status, 'ready');
+  assert.equal(data.chunk_count, created.data.chunks_total);
 });
 
 test('a memory, then a records grep in its store', async () => {

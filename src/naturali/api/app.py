@@ -38,6 +38,7 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        naturali.ingestion.start()  # jobs a stopped server left resume
         yield
         if close_on_shutdown:
             naturali.close()

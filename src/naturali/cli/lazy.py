@@ -1,5 +1,5 @@
-"""A command group whose commands load when one is used: ``naturali --help`` lists the group
-without importing what its commands are generated from (pydantic and the catalogue)."""
+"""Commands that load when one is used: ``naturali --help`` lists a group, or a command,
+without importing what it is generated from (pydantic, the catalogue, SearchRequest)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import importlib
 from typing import Any
 
 import typer
-from typer._click import Context  # typer vendors click: its groups take this Context
-from typer.core import TyperGroup
+from typer._click import Command, Context  # typer vendors click: its groups take these
+from typer.core import TyperCommand, TyperGroup
 
 
 class LazyGroup(TyperGroup):
@@ -31,3 +31,26 @@ class LazyGroup(TyperGroup):
 
     def get_command(self, ctx: Context, cmd_name: str) -> Any:
         return self._loaded().get_command(ctx, cmd_name)
+
+
+class LazyCommand(TyperCommand):
+    """A command whose options load when it is used: listed in ``naturali --help`` by its
+    one-line help alone, its parameters made (from a request model) only to parse its own
+    arguments or show its own help."""
+
+    def __init__(self, name: str, module: str, attribute: str, help: str) -> None:
+        super().__init__(name, help=help)
+        self._module, self._attribute = module, attribute
+
+    def _loaded(self) -> Command:
+        # A documented lazy import: the command's module is imported when it is used.
+        function = getattr(importlib.import_module(self._module), self._attribute)
+        app = typer.Typer(rich_markup_mode=None)
+        app.command(self.name)(function)
+        command: Command = typer.main.get_command(app)
+        return command
+
+    def make_context(  # type: ignore[override]
+        self, info_name: str | None, args: list[str], **extra: Any
+    ) -> Context:
+        return self._loaded().make_context(info_name, args, **extra)

@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
 
 from naturali.cli import admin
-from naturali.cli.ingest import ingest
-from naturali.cli.lazy import LazyGroup
+from naturali.cli.lazy import LazyCommand, LazyGroup
 from naturali.cli.mcp import mcp
-from naturali.cli.search import search_knowledge
 from naturali.cli.serve import serve
+from naturali.cli.sync import ingest, sync
+
+
+class Naturali(TyperGroup):
+    """The top-level commands, with ``search-knowledge``'s options (made from SearchRequest)
+    loaded only when it is used."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        search = LazyCommand(
+            "search-knowledge",
+            "naturali.cli.search",
+            "search_knowledge",
+            help="Search a project's documents and memories; a table by default, --json for raw.",
+        )
+        self.add_command(search)
+
 
 app = typer.Typer(
+    cls=Naturali,
     help="naturali: a self-hosted knowledge layer for AI agents.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -20,7 +39,7 @@ app = typer.Typer(
 )
 app.command()(serve)
 app.command()(ingest)
-app.command("search-knowledge")(search_knowledge)
+app.command()(sync)
 app.command()(mcp)
 app.add_typer(admin.app, name="admin")
 app.add_typer(

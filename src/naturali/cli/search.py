@@ -93,6 +93,7 @@ def _table(response: KnowledgeSearchResponse) -> None:
 def _local(
     project_id: str, request: SearchRequest, data_dir: Path | None, token: str | None
 ) -> KnowledgeSearchResponse:
+    # Imported here: the client path should not pay for loading the SDK's response models.
     from naturali.client import KnowledgeSearchResponse
 
     naturali = local_service(data_dir)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import builtins
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from naturali.client._errors import NaturaliAPIError
 from naturali.client._models import (
     Document,
     Memory,
@@ -113,6 +115,22 @@ class Documents(Resource):
         return Document.model_validate(
             self._call("GET", f"/v1/projects/{project_id}/documents/{document_id}")
         )
+
+    def wait(
+        self, *, project_id: str, document_id: str, timeout: float = 600.0, poll: float = 0.5
+    ) -> Document:
+        """The document once its newest upload is ready; ``NaturaliAPIError`` with the job's
+        error if it failed, ``TimeoutError`` if it is still processing after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            document = self.get(project_id=project_id, document_id=document_id)
+            if document.status == "ready":
+                return document
+            if document.status == "failed":
+                raise NaturaliAPIError(422, document.error or {"message": "ingestion failed"})
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"document {document_id} is still processing")
+            time.sleep(poll)
 
     def list(self, *, project_id: str, path_prefix: str | None = None) -> builtins.list[Document]:
         out: list[Document] = []

@@ -30,11 +30,16 @@ class Document(_Model):
     filename: str
     size: int
     content_type: str
+    content_hash: str = ""
     chunk_count: int
     page_count: int | None = None
     warnings: list[str] = []
     created_at: str
     updated_at: str
+    status: Literal["processing", "ready", "failed"] = "ready"
+    chunks_total: int | None = None
+    chunks_done: int | None = None
+    error: dict[str, Any] | None = None
 
 
 class MemoryStore(_Model):

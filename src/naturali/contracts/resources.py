@@ -60,6 +60,15 @@ class DocumentOut(BaseModel):
     warnings: list[str]
     created_at: str
     updated_at: str
+    status: Literal["processing", "ready", "failed"] = Field(
+        description="processing while the newest upload is embedded (the version before is "
+        "what search sees until then), ready once it is searchable, failed with error."
+    )
+    chunks_total: int | None = Field(None, description="Chunks of the upload in progress.")
+    chunks_done: int | None = Field(None, description="Of those, embedded so far.")
+    error: dict[str, Any] | None = Field(
+        None, description="Why the newest upload failed, in the error shape's fields."
+    )
 
     @classmethod
     def of(cls, d: Document) -> DocumentOut:

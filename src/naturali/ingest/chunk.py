@@ -1,13 +1,20 @@
-"""Chunk extracted text by structure (headings, paragraphs, then sentences) inside the
-embedder's window, with a little overlap, keeping character offsets. Chunks never cross a
-page, so a PDF chunk's page is exact, and never run from one section into the next: a heading
-(ATX ``# Title`` or setext ``Title`` over ``===``/``---``) starts a chunk."""
+"""Chunk extracted text by structure inside the embedder's window, with a little overlap,
+keeping character offsets. Chunks never cross a page, so a PDF chunk's page (a slide's
+number) is exact, and never run from one section into the next. By layout:
+
+- prose: headings (ATX ``# Title``, setext ``Title`` over ``===``/``---``, and in
+  reStructuredText any punctuation underline) start a chunk; then paragraphs, sentences, words.
+- code (source, JSON/YAML/TOML/XML): blank-line blocks, a top-level definition or section
+  (``def``, ``class``, ``func``, ``fn``, ``[table]``, ``key:`` …) starting a chunk; a block
+  over the window splits between lines, never inside one that fits.
+- rows (CSV/TSV): whole rows, the header line carried into every chunk."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
 
+from naturali.contracts.formats import Layout
 from naturali.ingest.extract import Page
 from naturali.model import ChunkDraft
 
@@ -19,14 +26,32 @@ TokenCounter = Callable[[str], int]
 _LINE = re.compile(r"[^\n]*\n?")
 _ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _UNDERLINE = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
+_RST_UNDERLINE = re.compile(r"([=\-~^\"'`:+*#])\1{2,}[ \t]*")
+_DEFINITION = re.compile(
+    r"(?:export\s+|pub(?:\([^)]*\))?\s+|public\s+|private\s+|protected\s+|static\s+|"
+    r"async\s+|abstract\s+|final\s+)*"
+    r"(?:def|class|func|fn|function|interface|struct|enum|impl|trait|module|type|object|"
+    r"(?i:create|alter|select|with|insert))\b"  # a statement of SQL
+    r"|\[[^\]\n]+\][ \t]*$"  # a TOML table, an INI section
+    r"|[A-Za-z_][\w.-]*:(?:[ \t]|$)"  # a top-level YAML key
+    r'|"[^"\n]+":'  # a top-level key of pretty-printed JSON, one level in
+)
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)\s*")
 
 
-def chunk_pages(pages: list[Page], count_tokens: TokenCounter) -> list[ChunkDraft]:
+def chunk_pages(
+    pages: list[Page], count_tokens: TokenCounter, layout: Layout = "prose"
+) -> list[ChunkDraft]:
     drafts: list[ChunkDraft] = []
     for page in pages:
-        for start, end in _pack(_units(page.text, count_tokens)):
-            text = page.text[start:end]
+        if layout == "rows":
+            spans = _rows(page.text, count_tokens)
+        else:
+            blocks = _code_blocks(page.text) if layout == "code" else _blocks(page.text, layout)
+            units = _units(page.text, blocks, count_tokens, layout)
+            spans = ((s, e, "") for s, e in _pack(units, titles=layout != "code"))
+        for start, end, prefix in spans:
+            text = prefix + page.text[start:end]
             drafts.append(
                 ChunkDraft(len(drafts), text, page.offset + start, page.offset + end, page.number)
             )
@@ -36,15 +61,23 @@ def chunk_pages(pages: list[Page], count_tokens: TokenCounter) -> list[ChunkDraf
 Unit = tuple[int, int, int, bool]  # start, end, tokens, whether it is a heading
 
 
-def _blocks(text: str) -> Iterator[tuple[int, int, bool]]:
+Block = tuple[int, int, bool]  # start, end, whether it is a heading
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    return [(m.start(), m.group().rstrip("\n")) for m in _LINE.finditer(text) if m.group()]
+
+
+def _blocks(text: str, layout: Layout) -> Iterator[Block]:
     """Paragraphs and headings: (start, end, heading). A paragraph ends at a blank line or
     where a heading begins; a setext heading is its text line and its underline."""
-    lines = [(m.start(), m.group().rstrip("\n")) for m in _LINE.finditer(text) if m.group()]
+    lines = _lines(text)
+    pattern = _RST_UNDERLINE if layout == "rst" else _UNDERLINE
     start: int | None = None
     i = 0
     while i < len(lines):
         offset, line = lines[i]
-        setext = bool(i + 1 < len(lines) and line.strip() and _UNDERLINE.fullmatch(lines[i + 1][1]))
+        setext = bool(i + 1 < len(lines) and line.strip() and pattern.fullmatch(lines[i + 1][1]))
         if (not line.strip() or _ATX.match(line) or setext) and start is not None:
             yield _trimmed(text, start, offset, False)
             start = None
@@ -69,13 +102,37 @@ def _trimmed(text: str, start: int, end: int, heading: bool) -> tuple[int, int, 
     return start, end, heading
 
 
-def _units(text: str, count_tokens: TokenCounter) -> Iterator[Unit]:
-    """Paragraph-sized spans; a paragraph over the window is split into sentences, then words."""
-    for block_start, block_end, heading in _blocks(text):
+def _code_blocks(text: str) -> Iterator[Block]:
+    """Blank-line blocks of code or data; a block is a heading when it holds a top-level
+    definition (comments and decorators above it stay with it), and a definition line starts
+    a block of its own."""
+    start: int | None = None
+    heading = False
+    for offset, line in _lines(text):
+        definition = bool(_DEFINITION.match(line))
+        if start is not None and (not line.strip() or (definition and heading)):
+            yield _trimmed(text, start, offset, False)[:2] + (heading,)
+            start, heading = None, False
+        if line.strip():
+            start = offset if start is None else start
+            heading = heading or definition
+    if start is not None:
+        yield _trimmed(text, start, len(text), False)[:2] + (heading,)
+
+
+def _units(
+    text: str, blocks: Iterator[Block], count_tokens: TokenCounter, layout: Layout
+) -> Iterator[Unit]:
+    """Block-sized spans; a block over the window is split into sentences (code: lines), then
+    words."""
+    for block_start, block_end, heading in blocks:
         block = text[block_start:block_end]
         tokens = count_tokens(block)
         if tokens <= MAX_TOKENS:
             yield block_start, block_end, tokens, heading
+            continue
+        if layout == "code":
+            yield from _line_windows(text, block_start, block_end, count_tokens, heading)
             continue
         for sentence in _SENTENCE.finditer(block):
             s, e = block_start + sentence.start(), block_start + sentence.end()
@@ -105,15 +162,68 @@ def _word_windows(text: str, start: int, end: int, count_tokens: TokenCounter) -
         i = j
 
 
-def _pack(units: Iterator[Unit]) -> Iterator[tuple[int, int]]:
+def _line_windows(
+    text: str, start: int, end: int, count_tokens: TokenCounter, heading: bool
+) -> Iterator[Unit]:
+    """A long block of code as lines; a line over the window alone splits into words."""
+    for offset, line in _lines(text[start:end]):
+        s = start + offset
+        e = s + len(line.rstrip())
+        if e <= s:
+            continue
+        tokens = count_tokens(text[s:e])
+        if tokens <= MAX_TOKENS:
+            yield s, e, tokens, heading
+        else:
+            yield from _word_windows(text, s, e, count_tokens)
+        heading = False  # only the block's first unit opens a chunk
+
+
+def _rows(text: str, count_tokens: TokenCounter) -> Iterator[tuple[int, int, str]]:
+    """Chunks of whole rows (a quoted field may hold line breaks), each led by the header."""
+    rows = list(_row_spans(text))
+    if not rows:
+        return
+    header = text[rows[0][0] : rows[0][1]]
+    budget = MAX_TOKENS - count_tokens(header)
+    current: list[tuple[int, int]] = []
+    tokens = 0
+    for start, end in rows[1:]:
+        size = count_tokens(text[start:end])
+        if current and tokens + size > budget:
+            yield current[0][0], current[-1][1], header + "\n"
+            current, tokens = [], 0
+        current.append((start, end))
+        tokens += size
+    if current:
+        yield current[0][0], current[-1][1], header + "\n"
+    elif rows:
+        yield rows[0][0], rows[0][1], ""  # a header alone is the whole file
+
+
+def _row_spans(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each non-empty record; a line break inside quotes does not end one."""
+    start, quoted = 0, False
+    for i, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif char == "\n" and not quoted:
+            if text[start:i].strip():
+                yield start, i
+            start = i + 1
+    if text[start:].strip():
+        yield start, len(text.rstrip("\n"))
+
+
+def _pack(units: Iterator[Unit], titles: bool) -> Iterator[tuple[int, int]]:
     """Greedily fill chunks with whole units; the next chunk repeats the last unit when it is
     short (a heading, a closing sentence), so context is not lost at the boundary. A heading
-    closes the chunk before it unless that chunk holds only headings (a title over its first
-    section's heading stays with it)."""
+    closes the chunk before it unless, with ``titles``, that chunk holds only headings (a
+    title over its first section's heading stays with it; a definition of code is no title)."""
     current: list[Unit] = []
     tokens = 0
     for unit in units:
-        if unit[3] and not all(u[3] for u in current):
+        if unit[3] and current and (not titles or not all(u[3] for u in current)):
             yield current[0][0], current[-1][1]
             current, tokens = [], 0
         elif current and tokens + unit[2] > MAX_TOKENS:

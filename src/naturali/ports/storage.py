@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from naturali.model import (
     Chunk,
     ChunkDraft,
     Document,
+    IngestJob,
+    IngestProgress,
     Member,
     Memory,
     MemoryStore,
@@ -159,6 +161,51 @@ class DocumentStorage(Protocol):
         ...
 
 
+class IngestJobStorage(Protocol):
+    """Durable ingestion jobs: a version cut into chunks, waiting to be embedded by whichever
+    server takes it. A server holds a job on a lease it renews; a job whose lease ran out
+    (its server died) is taken again, and only the holder of the lease completes it."""
+
+    def enqueue_ingest(self, job: IngestJob, placeholder: Document | None) -> None:
+        """Queue the job, replacing any earlier unfinished job of its document (the newest
+        upload wins). A new document is created as ``placeholder`` (version 0, no chunks)
+        in the same transaction: DocumentPathTaken if another document has the path."""
+        ...
+
+    def claim_ingest(self, owner: str, lease_seconds: float) -> IngestJob | None:
+        """The oldest queued job, or one whose lease ran out, now held by ``owner``; never
+        one job to two owners."""
+        ...
+
+    def renew_ingest(self, job_id: str, owner: str, chunks_done: int, lease_seconds: float) -> bool:
+        """Record progress and extend the lease; False if the job is no longer ``owner``'s
+        (replaced by a newer upload, deleted, or taken after the lease ran out)."""
+        ...
+
+    def finish_ingest(
+        self,
+        job_id: str,
+        owner: str,
+        document: Document,
+        chunks: Sequence[EmbeddedChunk],
+        model_id: str,
+    ) -> bool:
+        """In one transaction: the version and its chunks written (fenced as
+        save_document_version) and the job gone. False, with nothing written, if the job is
+        no longer ``owner``'s."""
+        ...
+
+    def fail_ingest(self, job_id: str, owner: str, error: dict[str, Any]) -> None:
+        """The job failed with ``error`` (the error shape); the document keeps its version."""
+        ...
+
+    def ingest_progress(
+        self, project_id: str, document_ids: Sequence[str]
+    ) -> dict[str, IngestProgress]:
+        """Where the unfinished or failed job of each of these documents stands, by id."""
+        ...
+
+
 class MemoryStorage(Protocol):
     """Memory stores and the memory index (the vault files are the truth)."""
 
@@ -233,7 +280,15 @@ class ChunkStorage(Protocol):
         ...
 
 
-class Storage(UserStorage, ProjectStorage, DocumentStorage, MemoryStorage, ChunkStorage, Protocol):
+class Storage(
+    UserStorage,
+    ProjectStorage,
+    DocumentStorage,
+    IngestJobStorage,
+    MemoryStorage,
+    ChunkStorage,
+    Protocol,
+):
     """Every aggregate of the catalog, as one backend provides them."""
 
     def close(self) -> None:

@@ -25,6 +25,7 @@ from naturali.service.auth import Auth
 from naturali.service.dates import Dates
 from naturali.service.documents import Documents
 from naturali.service.indexer import BackgroundIndexer
+from naturali.service.ingestion import IngestionWorker
 from naturali.service.memories import Memories
 from naturali.service.mutations import Mutations
 from naturali.service.projects import Projects, Users
@@ -77,8 +78,14 @@ class Services:
         self.auth = Auth(self.storage)
         self.users = Users(self.storage)
         self.projects = Projects(self.storage, self.auth)
+        self.ingestion = IngestionWorker(self.storage, self.embedder, settings.ingest_lease_seconds)
         self.documents = Documents(
-            self.storage, self.auth, self.embedder, data_dir / "files", settings.max_upload_bytes
+            self.storage,
+            self.auth,
+            self.embedder,
+            data_dir / "files",
+            settings.max_upload_bytes,
+            self.ingestion.wake,
         )
         self.stores = StoreRegistry(data_dir / "stores", state, settings.vault_max_files)
         self.mutations = Mutations(
@@ -181,6 +188,7 @@ class Services:
         """Stop the background indexer and the search threads, then close every store and
         the catalog."""
         self.indexer.close()
+        self.ingestion.close()
         self.concurrency.shutdown()
         self.indexes.close()
         self.stores.close()

@@ -6,7 +6,18 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol, cast
 
-from naturali.model import Chunk, Document, Member, Memory, MemoryStore, Role, SourceType
+from naturali.model import (
+    Chunk,
+    ChunkDraft,
+    Document,
+    IngestJob,
+    IngestProgress,
+    Member,
+    Memory,
+    MemoryStore,
+    Role,
+    SourceType,
+)
 
 
 class Row(Protocol):
@@ -115,3 +126,32 @@ def _bytes(vector: Any) -> bytes:
         return bytes(vector)
     array = vector.to_numpy() if hasattr(vector, "to_numpy") else vector  # pgvector's Vector
     return bytes(array.astype("float32").tobytes())
+
+
+def job_payload(job: IngestJob) -> str:
+    """What a job carries, as JSON: the document as it will be, and its chunks' drafts."""
+    drafts = [[d.ordinal, d.text, d.start, d.end, d.page] for d in job.drafts]
+    return json.dumps({"document": job.document.__dict__, "drafts": drafts})
+
+
+def ingest_job(row: Row) -> IngestJob:
+    payload = json.loads(row["payload"])
+    return IngestJob(
+        id=row["id"],
+        document=Document(**payload["document"]),
+        drafts=[ChunkDraft(*d) for d in payload["drafts"]],
+        state=row["state"],
+        chunks_done=row["chunks_done"],
+        error=json.loads(row["error"]) if row["error"] else None,
+        created_at=row["created_at"],
+    )
+
+
+def ingest_progress(row: Row) -> IngestProgress:
+    error = row["error"]
+    return IngestProgress(
+        state=row["state"],
+        chunks_total=row["chunks_total"],
+        chunks_done=row["chunks_done"],
+        error=json.loads(error) if error else None,
+    )

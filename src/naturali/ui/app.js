@@ -195,7 +195,7 @@ function documentsPage() {
     h('div', { class: 'fields' }, field('Path prefix', input('path_prefix', { placeholder: '/handbook/' }))),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'List')));
   fill(main, h('h1', {}, 'Documents'), canWrite() ? uploader(() => load(true)) : null, filter,
-    h('table', {}, h('thead', {}, h('tr', {}, ['Path', 'Title', 'Version', 'Chunks', 'Pages', ''].map((t) => h('th', {}, t)))), rows),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Path', 'Title', 'Status', 'Version', 'Chunks', 'Pages', ''].map((t) => h('th', {}, t)))), rows),
     h('div', { class: 'actions' }, more));
   load(true);
 
@@ -210,11 +210,16 @@ function documentsPage() {
     for (const d of page.data) {
       rows.append(h('tr', {},
         h('td', {}, h('a', { href: `#/document/${d.id}` }, d.path)), h('td', {}, d.title),
+        h('td', {}, statusCell(d)),
         h('td', {}, `v${d.version}`), h('td', {}, d.chunk_count), h('td', {}, d.page_count ?? ''),
         h('td', {}, canWrite() ? h('button', { class: 'danger', type: 'button', onclick: () => remove(d) }, 'Delete') : null)));
     }
     cursor = page.next_cursor;
     more.hidden = !cursor;
+    // Uploads still embedding in the background: look again until they are done.
+    if (page.data.some((d) => d.status === 'processing')) {
+      setTimeout(() => { if (main.contains(rows)) load(true); }, 1000);
+    }
   }
 
   async function remove(d) {
@@ -223,10 +228,20 @@ function documentsPage() {
   }
 }
 
+/** A document's status: ready, failed (with why), or processing with its progress. */
+function statusCell(d) {
+  if (d.status === 'processing') {
+    const label = `processing ${d.chunks_done ?? 0}/${d.chunks_total ?? '?'}`;
+    return h('span', { class: 'status-processing' }, h('progress', { max: d.chunks_total ?? 1, value: d.chunks_done ?? 0, 'aria-label': label }), ` ${label}`);
+  }
+  if (d.status === 'failed') return h('span', { class: 'status-failed', title: d.error?.message ?? '' }, `failed: ${d.error?.message ?? ''}`);
+  return 'ready';
+}
+
 function uploader(done) {
   const progress = h('progress', { max: 100, value: 0, hidden: true });
   const status = h('p', { class: 'status', 'aria-live': 'polite' });
-  const file = input('file', { type: 'file', accept: '.md,.txt,.pdf,text/markdown,text/plain,application/pdf' });
+  const file = input('file', { type: 'file', accept: '.md,.markdown,.txt,.rst,.pdf,.docx,.pptx,.html,.htm,.epub,.csv,.tsv,.json,.yaml,.yml,.toml,.xml,.py,.js,.ts,.go,.rs,.java,.c,.cpp,.h,.rb,.sh,.sql' });
   const path = input('path', { placeholder: '/policies/travel.md' });
   const drop = h('div', { class: 'drop', tabindex: 0 }, 'Drop a file here, or pick one below.');
   drop.addEventListener('dragover', (event) => { event.preventDefault(); drop.classList.add('over'); });
@@ -256,7 +271,9 @@ function uploader(done) {
       if (request.status >= 400) { showError(data?.error?.message ?? `upload failed (${request.status})`); return; }
       showError('');
       progress.value = 100;
-      status.textContent = `Uploaded ${data.path} (version ${data.version}, ${data.chunk_count} passages).`;
+      status.textContent = data.status === 'processing'
+        ? `Uploaded ${data.path}: embedding ${data.chunks_total} passages in the background.`
+        : `Uploaded ${data.path} (version ${data.version}, ${data.chunk_count} passages).`;
       done();
     };
     request.onerror = () => showError('upload failed: the server could not be reached');
@@ -273,7 +290,7 @@ async function documentPage(id, page) {
   h('div', { class: 'meta' }, p.page ? `page ${p.page}` : '', ` ${p.chunk_id}`), h('div', {}, p.content)));
   fill(main, h('h1', {}, d.title),
     h('table', {}, h('tbody', {}, [
-      ['Path', d.path], ['Version', `v${d.version} (${d.filename}, ${d.content_type}, ${d.size} bytes)`],
+      ['Path', d.path], ['Status', statusCell(d)], ['Version', `v${d.version} (${d.filename}, ${d.content_type}, ${d.size} bytes)`],
       ['Pages', d.page_count ?? '—'], ['Passages', d.chunk_count], ['Tags', Object.entries(d.tags).map(([k, v]) => `${k}:${v}`).join(', ')],
       ['Updated', d.updated_at], ['sha256', d.content_hash],
     ].map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))),

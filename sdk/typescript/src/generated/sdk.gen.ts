@@ -303,7 +303,8 @@ export class Documents extends HeyApiClient {
     /**
      * Create Document
      *
-     * Ingest a document: a file (Markdown, text, PDF) or JSON text. 409 if the path is taken.
+     * Ingest a document: a file (any format naturali reads) or JSON text. 201 ready when it
+     * was small enough to embed at once, else 202 processing. 409 if the path is taken.
      */
     public createDocument<ThrowOnError extends boolean = false>(options: Options<CreateDocumentData, ThrowOnError>) {
         return (options.client ?? this.client).post<CreateDocumentResponses, CreateDocumentErrors, ThrowOnError>({
@@ -342,7 +343,8 @@ export class Documents extends HeyApiClient {
     /**
      * Update Document
      *
-     * A new version (same fields as create; omitted fields keep their values).
+     * A new version (same fields as create; omitted fields keep their values). 202 while
+     * it is embedded in the background: the version before stays what search sees.
      */
     public updateDocument<ThrowOnError extends boolean = false>(options: Options<UpdateDocumentData, ThrowOnError>) {
         return (options.client ?? this.client).put<UpdateDocumentResponses, UpdateDocumentErrors, ThrowOnError>({

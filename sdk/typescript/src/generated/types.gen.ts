@@ -453,6 +453,32 @@ export type DocumentOut = {
      * Updated At
      */
     updated_at: string;
+    /**
+     * Status
+     *
+     * processing while the newest upload is embedded (the version before is what search sees until then), ready once it is searchable, failed with error.
+     */
+    status: 'processing' | 'ready' | 'failed';
+    /**
+     * Chunks Total
+     *
+     * Chunks of the upload in progress.
+     */
+    chunks_total?: number | null;
+    /**
+     * Chunks Done
+     *
+     * Of those, embedded so far.
+     */
+    chunks_done?: number | null;
+    /**
+     * Error
+     *
+     * Why the newest upload failed, in the error shape's fields.
+     */
+    error?: {
+        [key: string]: unknown;
+    } | null;
 };
 
 /**
@@ -2250,6 +2276,10 @@ export type CreateDocumentResponses = {
      * Successful Response
      */
     201: DocumentOut;
+    /**
+     * Accepted: the version is embedded in the background (status processing); GET the document to follow it to ready or failed.
+     */
+    202: DocumentOut;
 };
 
 export type CreateDocumentResponse = CreateDocumentResponses[keyof CreateDocumentResponses];
@@ -2424,6 +2454,10 @@ export type UpdateDocumentResponses = {
      * Successful Response
      */
     200: DocumentOut;
+    /**
+     * Accepted: the version is embedded in the background (status processing); GET the document to follow it to ready or failed.
+     */
+    202: DocumentOut;
 };
 
 export type UpdateDocumentResponse = UpdateDocumentResponses[keyof UpdateDocumentResponses];

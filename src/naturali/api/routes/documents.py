@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -14,6 +14,7 @@ from naturali.api.deps import CurrentUser, Service
 from naturali.api.errors import from_validation
 from naturali.contracts.resources import Deleted, DocumentList, DocumentOut
 from naturali.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from naturali.model import Document
 from naturali.service import validation
 from naturali.service.documents import Upload
 from naturali.service.requests import DocumentText, DocumentTextUpdate
@@ -98,20 +99,30 @@ async def _read_upload(request: Request, *, update: bool) -> Upload:
     )
 
 
+PROCESSING: dict[int | str, dict[str, Any]] = {
+    202: {
+        "model": DocumentOut,
+        "description": "Accepted: the version is embedded in the background (status "
+        "processing); GET the document to follow it to ready or failed.",
+    }
+}
+
+
 @router.post(
     "",
     status_code=201,
     response_model=DocumentOut,
     openapi_extra=_body_doc(DocumentText),
-    responses=errors.responses(403, 409, 413, 415),
+    responses={**PROCESSING, **errors.responses(403, 409, 413, 415)},
 )
 async def create_document(
-    project_id: str, request: Request, user: CurrentUser, svc: Service
+    project_id: str, request: Request, response: Response, user: CurrentUser, svc: Service
 ) -> DocumentOut:
-    """Ingest a document: a file (Markdown, text, PDF) or JSON text. 409 if the path is taken."""
+    """Ingest a document: a file (any format naturali reads) or JSON text. 201 ready when it
+    was small enough to embed at once, else 202 processing. 409 if the path is taken."""
     upload = await _read_upload(request, update=False)
     document = await _in_threadpool(svc.documents.create, user, project_id, upload)
-    return DocumentOut.of(document)
+    return _answer(document, response)
 
 
 @router.get("", response_model=DocumentList)
@@ -140,14 +151,26 @@ def get_document(project_id: str, document_id: str, user: CurrentUser, svc: Serv
     "/{document_id}",
     response_model=DocumentOut,
     openapi_extra=_body_doc(DocumentTextUpdate),
-    responses=errors.responses(403, 409, 413, 415),
+    responses={**PROCESSING, **errors.responses(403, 409, 413, 415)},
 )
 async def update_document(
-    project_id: str, document_id: str, request: Request, user: CurrentUser, svc: Service
+    project_id: str,
+    document_id: str,
+    request: Request,
+    response: Response,
+    user: CurrentUser,
+    svc: Service,
 ) -> DocumentOut:
-    """A new version (same fields as create; omitted fields keep their values)."""
+    """A new version (same fields as create; omitted fields keep their values). 202 while
+    it is embedded in the background: the version before stays what search sees."""
     upload = await _read_upload(request, update=True)
     document = await _in_threadpool(svc.documents.update, user, project_id, document_id, upload)
+    return _answer(document, response)
+
+
+def _answer(document: Document, response: Response) -> DocumentOut:
+    if document.status == "processing":
+        response.status_code = 202
     return DocumentOut.of(document)
 
 

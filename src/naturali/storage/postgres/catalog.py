@@ -26,7 +26,6 @@ from naturali.model import (
 )
 from naturali.ports.storage import (
     ChunkChanges,
-    DocumentPathTaken,
     EmbeddedChunk,
     NameTaken,
     NewVector,
@@ -34,16 +33,15 @@ from naturali.ports.storage import (
 )
 from naturali.storage import rows as mapping
 from naturali.storage.postgres.connection import Database
+from naturali.storage.postgres.jobs import PostgresIngestJobs
 from naturali.storage.postgres.writes import (
     delete_memory,
     insert_chunks,
-    insert_document,
-    insert_version,
     keep_an_owner,
     lock_chunks,
     lock_members,
     put_member,
-    update_document,
+    write_version,
 )
 
 # Whether a project's chunks changed since the cursors: the newest seq of each table, read
@@ -81,7 +79,7 @@ def _user(row: dict[str, Any] | None) -> User | None:
     return User(row["id"], row["name"], row["created_at"]) if row else None
 
 
-class PostgresStorage:
+class PostgresStorage(PostgresIngestJobs):
     def __init__(self, url: str) -> None:
         self.db = Database(url)
 
@@ -211,20 +209,8 @@ class PostgresStorage:
     def save_document_version(
         self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
     ) -> None:
-        d = document
-        try:
-            with self.db.transaction() as conn:
-                lock_chunks(conn, d.project_id)
-                if create:
-                    insert_document(conn, d)
-                else:
-                    update_document(conn, d)
-                insert_version(conn, d)
-                insert_chunks(
-                    conn, d.project_id, SourceType.DOCUMENT, d.id, d.version, chunks, model_id
-                )
-        except errors.UniqueViolation as exc:
-            raise DocumentPathTaken(d.path) from exc
+        with self.db.transaction() as conn:
+            write_version(conn, document, chunks, model_id, create=create)
 
     def delete_document(self, project_id: str, document_id: str) -> None:
         with self.db.transaction() as conn:
@@ -236,6 +222,10 @@ class PostgresStorage:
             )
             conn.execute(
                 b"DELETE FROM document_versions WHERE project_id = %s AND document_id = %s",
+                (project_id, document_id),
+            )
+            conn.execute(
+                b"DELETE FROM ingest_jobs WHERE project_id = %s AND document_id = %s",
                 (project_id, document_id),
             )
             conn.execute(

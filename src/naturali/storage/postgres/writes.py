@@ -8,10 +8,17 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg import errors
 
 from naturali.ids import new_id
 from naturali.model import Document, Member, SourceType
-from naturali.ports.storage import EmbeddedChunk, LastOwner, VersionConflict, memory_owner
+from naturali.ports.storage import (
+    DocumentPathTaken,
+    EmbeddedChunk,
+    LastOwner,
+    VersionConflict,
+    memory_owner,
+)
 from naturali.storage.rows import document_fields
 
 Connection = psycopg.Connection[dict[str, Any]]
@@ -43,6 +50,30 @@ def keep_an_owner(conn: Connection, project_id: str) -> None:
     ).fetchone()
     if not row or row["n"] == 0:
         raise LastOwner(project_id)
+
+
+def write_version(
+    conn: Connection,
+    d: Document,
+    chunks: Sequence[EmbeddedChunk],
+    model_id: str,
+    *,
+    create: bool,
+) -> None:
+    """A new document, or its next version fenced by the one before, with its chunks."""
+    lock_chunks(conn, d.project_id)
+    try:
+        if create:
+            insert_document(conn, d)
+        else:
+            update_document(conn, d)
+    except errors.UniqueViolation as exc:  # the caller's transaction rolls back
+        raise DocumentPathTaken(d.path) from exc
+    insert_version(conn, d)
+    insert_chunks(conn, d.project_id, SourceType.DOCUMENT, d.id, d.version, chunks, model_id)
+    conn.execute(  # the newest upload wins over any job still waiting
+        b"DELETE FROM ingest_jobs WHERE project_id = %s AND document_id = %s", (d.project_id, d.id)
+    )
 
 
 def insert_document(conn: Connection, d: Document) -> None:

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from naturali.ids import new_id
 from naturali.model import (
     Chunk,
     Document,
@@ -22,7 +21,6 @@ from naturali.model import (
 )
 from naturali.ports.storage import (
     ChunkChanges,
-    DocumentPathTaken,
     EmbeddedChunk,
     LastOwner,
     NameTaken,
@@ -31,8 +29,9 @@ from naturali.ports.storage import (
 )
 from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
+from naturali.storage.sqlite.jobs import SqliteIngestJobs
 from naturali.storage.sqlite.migrations import migrate
-from naturali.storage.sqlite.writes import insert_document, update_document
+from naturali.storage.sqlite.writes import insert_chunks, write_version
 
 _MAX_VARS = 900  # stay under SQLite's bound-parameter limit
 # Whether a project's chunks changed since the cursors: the newest seq of each table, read
@@ -55,7 +54,7 @@ def _batches(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i : i + _MAX_VARS] for i in range(0, len(items), _MAX_VARS)]
 
 
-class SqliteStorage:
+class SqliteStorage(SqliteIngestJobs):
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path)
@@ -218,66 +217,8 @@ class SqliteStorage:
     def save_document_version(
         self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
     ) -> None:
-        d = document
         with self.db.write() as conn:
-            try:
-                if create:
-                    insert_document(conn, d)
-                else:
-                    update_document(conn, d)
-            except sqlite3.IntegrityError as exc:
-                raise DocumentPathTaken(d.path) from exc
-            conn.execute(
-                "INSERT INTO document_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    d.id,
-                    d.version,
-                    d.file_id,
-                    d.filename,
-                    d.size,
-                    d.content_type,
-                    d.content_hash,
-                    d.chunk_count,
-                    d.page_count,
-                    json.dumps(d.warnings),
-                    d.updated_at,
-                ),
-            )
-            self._insert_chunks(
-                conn, d.project_id, SourceType.DOCUMENT, d.id, d.version, chunks, model_id
-            )
-
-    @staticmethod
-    def _insert_chunks(
-        conn: sqlite3.Connection,
-        project_id: str,
-        source_type: SourceType,
-        owner_id: str,
-        version: int,
-        chunks: Sequence[EmbeddedChunk],
-        model_id: str,
-    ) -> None:
-        conn.executemany(
-            "INSERT INTO chunks (id, project_id, source_type, owner_id, version, ordinal, page, "
-            "start_offset, end_offset, text, vector, model) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            [
-                (
-                    new_id("chunk"),
-                    project_id,
-                    source_type,
-                    owner_id,
-                    version,
-                    c.draft.ordinal,
-                    c.draft.page,
-                    c.draft.start,
-                    c.draft.end,
-                    c.draft.text,
-                    c.vector,
-                    model_id,
-                )
-                for c in chunks
-            ],
-        )
+            write_version(conn, document, chunks, model_id, create=create)
 
     def delete_document(self, project_id: str, document_id: str) -> None:
         with self.db.write() as conn:
@@ -285,6 +226,7 @@ class SqliteStorage:
                 "DELETE FROM chunks WHERE source_type = 'document' AND owner_id = ?", (document_id,)
             )
             conn.execute("DELETE FROM document_versions WHERE document_id = ?", (document_id,))
+            conn.execute("DELETE FROM ingest_jobs WHERE document_id = ?", (document_id,))
             conn.execute(
                 "DELETE FROM documents WHERE project_id = ? AND id = ?", (project_id, document_id)
             )
@@ -382,7 +324,7 @@ class SqliteStorage:
                     m.updated_at,
                 ),
             )
-            self._insert_chunks(
+            insert_chunks(
                 conn,
                 m.project_id,
                 SourceType.MEMORY,

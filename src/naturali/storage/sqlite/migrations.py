@@ -113,6 +113,24 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX chunks_model ON chunks (model);
     """,
+    # 3: durable ingestion jobs (ports/storage.py IngestJobStorage)
+    """
+    CREATE TABLE ingest_jobs (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'failed')),
+        payload TEXT NOT NULL,
+        chunks_total INTEGER NOT NULL,
+        chunks_done INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        owner TEXT,
+        lease_until REAL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX ingest_jobs_document ON ingest_jobs (document_id);
+    CREATE INDEX ingest_jobs_waiting ON ingest_jobs (state, created_at);
+    """,
 ]
 
 
