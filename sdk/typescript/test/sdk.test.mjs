@@ -127,8 +127,8 @@ test('a document upload is searchable at once', async () => {
 test('a large upload is answered 202 and followed to ready', async () => {
   const content = Array.from(
     { length: 40 },
-    (_, n) => `Section ${n}: the night shift hands over pager duty ${n} with a written log.`,
-  ).join('\n\n');
+    (_, n) => `## Section ${n}\n\nThe night shift hands over pager duty ${n} with a written log.`,
+  ).join('\n\n'); // a heading starts each chunk: 40 chunks, embedded in the background
   const created = await naturali.documents.createDocument({
     path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
     body: { path: '/ops/pager.md', content },
