@@ -1,11 +1,13 @@
 """The authorization matrix, generated from ``/openapi.json``: every operation × no token, a
-bad token, a non-member, a role too low, and another project's ids. A new route fails here
+bad token, a non-member, a role too low, another project's ids, and the owner's own tokens
+of too low a scope, limited to another project, expired and revoked. A new route fails here
 until it is listed with the role it needs and a valid body, so it is covered the day it is
 added."""
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +32,7 @@ class World:
     other_store: str
     tokens: dict[str, str]
     spare_user: str
+    spare_token: str
 
     def ids(self, foreign: str | None = None) -> dict[str, str]:
         ids = {
@@ -40,6 +43,7 @@ class World:
             "record_id": self.record,
             "requestId": "seed",
             "user_id": self.spare_user,
+            "token_id": self.spare_token,
         }
         if foreign == "document_id":
             ids["document_id"] = self.other_document
@@ -56,7 +60,12 @@ def _no_body(_: World) -> None:
 OPERATIONS: dict[tuple[str, str], tuple[str, Body]] = {
     ("get", "/v1/projects"): ("any", _no_body),
     ("post", "/v1/projects"): ("any", lambda w: {"name": "authz"}),
+    ("get", "/v1/tokens"): ("any", _no_body),
+    ("post", "/v1/tokens"): ("any", lambda w: {"name": "authz"}),
+    ("delete", "/v1/tokens/{token_id}"): ("any", _no_body),
     ("get", "/v1/projects/{project_id}"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/usage"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/audit"): ("owner", _no_body),
     ("get", "/v1/projects/{project_id}/members"): ("read", _no_body),
     ("put", "/v1/projects/{project_id}/members/{user_id}"): (
         "owner",
@@ -138,6 +147,16 @@ OPERATIONS |= {
     ("post", f"{_KNOWLEDGE}/resume"): ("write", lambda w: {}),
 }
 TOO_LOW = {"write": "viewer", "owner": "editor"}
+# The token scope each operation needs: by its role, and for those any user may call, by route.
+SCOPE = {"read": "read", "write": "write", "owner": "admin"}
+SCOPE_OF_ANY = {
+    ("get", "/v1/projects"): "read",
+    ("post", "/v1/projects"): "write",
+    ("get", "/v1/tokens"): "admin",
+    ("post", "/v1/tokens"): "admin",
+    ("delete", "/v1/tokens/{token_id}"): "admin",
+}
+LOWER = {"write": "read-token", "admin": "write-token"}
 
 
 @pytest.fixture
@@ -158,6 +177,20 @@ def world(api: Api) -> World:
     tokens = {role: api.member(project, role) for role in ("viewer", "editor")}
     _, tokens["outsider"] = api.user("outsider")
     spare_user, _ = api.user("spare")
+    owned = {
+        name: api.post("/v1/tokens", json={"name": name, **body}).json()
+        for name, body in {
+            "read-token": {"scope": "read"},
+            "write-token": {"scope": "write"},
+            "elsewhere": {"scope": "admin", "projects": [other]},
+            "expired": {"scope": "admin", "expires_in": "1s"},
+            "revoked": {"scope": "admin"},
+            "spare": {"scope": "read"},
+        }.items()
+    }
+    tokens |= {name: made["token"] for name, made in owned.items()}
+    assert api.delete(f"/v1/tokens/{owned['revoked']['id']}").status_code == 204
+    time.sleep(1.1)  # the expired one expires
     assert api.naturali.indexer.idle(timeout=60)  # the seed record, embedded in the background
     return World(
         api,
@@ -171,6 +204,7 @@ def world(api: Api) -> World:
         other_store,
         tokens,
         spare_user,
+        owned["spare"]["id"],
     )
 
 
@@ -182,6 +216,24 @@ def _call(
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
     response = world.api.http.request(method.upper(), url, json=body, headers=headers)
     return response.status_code, response.json() if response.content else {}
+
+
+def _scoped(
+    world: World, method: str, path: str, need: str, ids: dict[str, str]
+) -> list[tuple[str | None, dict[str, str], int]]:
+    """The owner's own tokens: expired and revoked are 401, one limited to another project
+    does not see this one (404), and one of too low a scope is 403."""
+    tokens = world.tokens
+    expected: list[tuple[str | None, dict[str, str], int]] = [
+        (tokens["expired"], ids, 401),
+        (tokens["revoked"], ids, 401),
+    ]
+    if "{project_id}" in path:
+        expected.append((tokens["elsewhere"], ids, 404))
+    scope = SCOPE_OF_ANY[(method, path)] if need == "any" else SCOPE[need]
+    if scope in LOWER:
+        expected.append((tokens[LOWER[scope]], ids, 403))
+    return expected
 
 
 def test_every_operation_is_in_the_matrix(api: Api) -> None:
@@ -205,6 +257,7 @@ def test_the_matrix(world: World) -> None:
         foreign = next((p for p in ("document_id", "memory_store_id") if f"{{{p}}}" in path), None)
         if foreign:
             expected.append((world.api.token, world.ids(foreign), 404))
+        expected += _scoped(world, method, path, need, ids)
         for token, call_ids, status in expected:
             got, body = _call(world, method, path, call_ids, token)
             calls += 1
@@ -212,4 +265,4 @@ def test_the_matrix(world: World) -> None:
                 leaks += 1
             assert got == status, (method, path, token, got, body)
             assert set(body) == {"error"}, body
-    assert calls >= 4 * len(OPERATIONS) and leaks == 0
+    assert calls >= 6 * len(OPERATIONS) and leaks == 0

@@ -42,12 +42,19 @@ def fingerprint(settings: Settings) -> str:
         tables = [
             r[0]
             for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            if "fts" not in r[0]
+            if "fts" not in r[0] and r[0] not in NOT_STATE
         ]
         for table in sorted(tables):
             for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1"):
+                if table == "sqlite_sequence" and row[0] in NOT_STATE:
+                    continue  # the audit trail's own counter
                 digest.update(repr(tuple(row)).encode())
     return digest.hexdigest()
+
+
+# The audit trail records every write, refusals included, by design: a log of requests, not
+# the state a refused write must leave unchanged.
+NOT_STATE = {"audit"}
 
 
 def _postgres_rows(url: str, digest: Any) -> str:
@@ -56,6 +63,8 @@ def _postgres_rows(url: str, digest: Any) -> str:
             b"SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
         ).fetchall()
         for (table,) in tables:
+            if table in NOT_STATE:
+                continue
             for row in conn.execute(f"SELECT * FROM {table} t ORDER BY t::text".encode()):
                 digest.update(repr(tuple(row)).encode())
     return str(digest.hexdigest())

@@ -167,6 +167,37 @@ def test_cli_sync_mirrors_a_folder_then_has_nothing_to_do(server: Server, tmp_pa
         assert failing.returncode == 1 and "/zoo/broken.pdf" in failing.stderr
 
 
+def test_cli_and_sdk_tokens_scoped_listed_revoked(server: Server) -> None:
+    import json
+
+    made = _cli(
+        server, "tokens", "create", "--name", "ci-reader", "--scope", "read",
+        "--project", server.demo_project, "--expires", "30d",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    token = json.loads(made.stdout)
+    assert token["token"].startswith("nk_") and token["projects"] == [server.demo_project]
+    with naturali.Client(base_url=server.base_url, token=token["token"]) as reader:
+        assert reader.knowledge.search_knowledge(project_id=server.demo_project, query="refunds")
+        with pytest.raises(naturali.NaturaliAPIError) as refused:
+            reader.documents.create_text(project_id=server.demo_project, path="/x.md", content="x")
+        assert refused.value.code == "insufficient_scope"
+    listed = _cli(server, "tokens", "list")
+    assert listed.returncode == 0 and "ci-reader" in listed.stdout
+    assert token["token"] not in listed.stdout
+    revoked = _cli(server, "tokens", "revoke", token["id"])
+    assert revoked.returncode == 0, revoked.stderr
+    with naturali.Client(base_url=server.base_url, token=token["token"]) as reader:
+        with pytest.raises(naturali.NaturaliAPIError) as gone:
+            reader.projects.list()
+        assert gone.value.status == 401 and gone.value.code == "token_revoked"
+    with naturali.Client(base_url=server.base_url, token=server.token) as owner:
+        sdk = owner.tokens.create(name="sdk-writer", scope="write", expires_in="1h")
+        assert sdk.token and sdk.scope == "write"
+        assert any(t.name == "sdk-writer" and t.token is None for t in owner.tokens.list())
+        owner.tokens.revoke(token_id=sdk.id)
+
+
 def _readme_blocks(language: str) -> list[str]:
     text = (ROOT / "README.md").read_text()
     quickstart = text[text.index("## Quickstart") : text.index("## The API")]

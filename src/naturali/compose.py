@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -100,3 +101,17 @@ def _own_data_dir(data_dir: Path) -> None:
     os.umask(0o077)
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(data_dir, 0o700)
+
+
+def backup_data_dir(settings: Settings, dest: Path, say: Callable[[str], None]) -> None:
+    """A consistent copy of a running embedded data dir (storage/sqlite/backup.py)."""
+    from naturali.storage.sqlite import backup  # lazy import: only the command needs it
+
+    backup.backup(settings, dest, say)
+
+
+def restore_data_dir(backup_dir: Path, data_dir: Path) -> None:
+    """A backup brought into an empty data dir."""
+    from naturali.storage.sqlite import backup  # lazy import: only the command needs it
+
+    backup.restore(backup_dir, data_dir)

@@ -56,3 +56,14 @@ class PayloadTooLarge(NaturaliError):
 class UnsupportedMediaType(NaturaliError):
     status = 415
     type = "unsupported_media_type"
+
+
+class TooManyRequests(NaturaliError):
+    """Over a rate or concurrency limit: try again after ``retry_after`` seconds."""
+
+    status = 429
+    type = "rate_limit_error"
+
+    def __init__(self, message: str, *, code: str, retry_after: int) -> None:
+        super().__init__(message, code=code)
+        self.retry_after = retry_after

@@ -51,6 +51,31 @@ class User:
     id: str
     name: str
     created_at: str
+    # The token this caller came with: what it may do and, if limited, the projects it may
+    # reach (None: every project the user is a member of). Commands on the data dir act as
+    # the user with every right.
+    scope: Scope = "admin"
+    projects: tuple[str, ...] | None = None
+    token_name: str | None = None
+
+
+Scope = Literal["read", "write", "admin"]
+SCOPES: tuple[Scope, ...] = ("read", "write", "admin")
+
+
+@dataclass(frozen=True)
+class Token:
+    """A user's named bearer token; only its SHA-256 is stored, the secret shown once."""
+
+    id: str
+    user_id: str
+    name: str
+    scope: Scope
+    projects: tuple[str, ...] | None
+    created_at: str
+    expires_at: str | None = None
+    last_used_at: str | None = None
+    revoked_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +118,34 @@ class Document:
     chunks_total: int | None = None
     chunks_done: int | None = None
     error: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One write, as the audit trail keeps it: who (user, token), what (the operation's route
+    and the ids it named), when, under which request id, and the outcome (the status). Never
+    a query or a document's content."""
+
+    at: str
+    project_id: str | None
+    user_id: str
+    token_name: str | None
+    request_id: str
+    operation: str  # "POST /v1/projects/{project_id}/documents"
+    ids: dict[str, str]
+    status: int
+    seq: int = 0  # its place in the trail, set by the store
+
+
+@dataclass(frozen=True)
+class ProjectUsage:
+    """What a project stores: its documents (their current versions' bytes), chunks (of
+    documents and memories) and memories."""
+
+    documents: int
+    bytes: int
+    chunks: int
+    memories: int
 
 
 @dataclass(frozen=True)

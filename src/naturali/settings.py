@@ -48,6 +48,21 @@ class Settings:
     # Seconds a search may spend indexing vault files edited by other means (the rest waits
     # for the next search); writes through naturali index on the writer's time.
     reconcile_budget_seconds: float = 2.0
+    # Per token, on this server (api/rate_limits.py): requests per window ("20/second",
+    # "600/minute"; unset: no limit) and searches in flight (0: no limit). Over: 429.
+    rate_limit: str | None = None
+    searches_in_flight: int = 0
+    # Per project, shared by every server (0: no quota): stored bytes of the documents'
+    # current versions, documents, chunks and memories. A write over one is 409.
+    quota_bytes: int = 0
+    quota_documents: int = 0
+    quota_chunks: int = 0
+    quota_memories: int = 0
+    # GET /metrics (Prometheus) answers the bearer of this token; unset, the metrics are off.
+    metrics_token: str | None = None
+    # On SIGTERM a server stops taking connections and waits this long for the requests in
+    # flight before it closes (naturali serve).
+    shutdown_grace_seconds: float = 30.0
     # A server holds an ingestion job on a lease it renews at every batch of chunks; a job
     # whose server stopped is taken again once its lease runs out (service/ingestion.py).
     ingest_lease_seconds: float = 15.0

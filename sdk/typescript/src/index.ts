@@ -1,7 +1,7 @@
 /**
  * The naturali TypeScript SDK: `new Naturali({ baseUrl, token })`, then one group per API tag
  * (`naturali.knowledge.searchKnowledge(...)`, `naturali.documents...`, `naturali.memoryStores...`,
- * `naturali.records...`, `naturali.dates...`, `naturali.projects...`). Every call takes
+ * `naturali.records...`, `naturali.dates...`, `naturali.projects...`, `naturali.tokens...`). Every call takes
  * `{ path, query, body }` and resolves to `{ data, error, response }`; `error` carries the API's
  * error shape, and a server that cannot be reached the same shape with code `connection_error`
  * (as the Python SDK's NaturaliConnectionError). `waitForDocument` follows an upload answered
@@ -9,7 +9,7 @@
  */
 import { createClient, createConfig } from './generated/client/index.js';
 import type { Client } from './generated/client/index.js';
-import { Dates, Documents, Knowledge, MemoryStores, Projects, Records } from './generated/sdk.gen.js';
+import { Dates, Documents, Knowledge, MemoryStores, Projects, Records, Tokens } from './generated/sdk.gen.js';
 
 export * from './generated/index.js';
 
@@ -61,6 +61,7 @@ export class Naturali {
   readonly projects: Projects;
   readonly records: Records;
   readonly dates: Dates;
+  readonly tokens: Tokens;
 
   constructor(options: NaturaliOptions = {}) {
     const env = typeof process === 'undefined' ? {} : process.env;
@@ -83,6 +84,7 @@ export class Naturali {
     this.projects = new Projects({ client });
     this.records = new Records({ client });
     this.dates = new Dates({ client });
+    this.tokens = new Tokens({ client });
   }
 }
 

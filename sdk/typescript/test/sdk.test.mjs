@@ -144,6 +144,25 @@ test('a large upload is answered 202 and followed to ready', async () => {
   assert.equal(data.chunk_count, created.data.chunks_total);
 });
 
+test('a read token made through the SDK reads and cannot write', async () => {
+  const made = await naturali.tokens.createToken({ body: { name: 'ts-reader', scope: 'read' } });
+  assert.equal(made.response.status, 201);
+  const reader = new Naturali({ baseUrl: server.baseUrl, token: made.data.token });
+  const read = await reader.knowledge.searchKnowledge({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+    body: { query: 'refunds' },
+  });
+  assert.equal(read.response.status, 200);
+  const { error } = await reader.documents.createDocument({
+    path: { project_id: 'proj_V1StGXR8Z5jdHi6B' },
+    body: { path: '/nope.md', content: 'x' },
+  });
+  assert.equal(error.error.code, 'insufficient_scope');
+  const listed = await naturali.tokens.listTokens();
+  assert.ok(listed.data.data.some((t) => t.name === 'ts-reader' && t.token === undefined));
+  await naturali.tokens.revokeToken({ path: { token_id: made.data.id } });
+});
+
 test('a memory, then a records grep in its store', async () => {
   const memory = await naturali.memoryStores.createMemory({
     path: { project_id: 'proj_V1StGXR8Z5jdHi6B', memory_store_id: server.storeId },

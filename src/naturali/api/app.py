@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -9,13 +10,18 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
+from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.requests import Request
 
 from naturali import __version__
 from naturali.api import errors
 from naturali.api.access_log import AccessLog
+from naturali.api.audit_trail import AuditTrailMiddleware
 from naturali.api.guard import RequestGuard
+from naturali.api.metrics import Metrics
 from naturali.api.routes import (
     dates,
     documents,
@@ -24,6 +30,7 @@ from naturali.api.routes import (
     mutations,
     projects,
     records,
+    tokens,
 )
 from naturali.api.unexpected import AnswerUnexpected
 from naturali.service.container import Services
@@ -54,24 +61,54 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
     )
     app.state.naturali = naturali
     errors.install(app)
-    for module in (projects, documents, memories, knowledge, records, dates, mutations):
+    for module in (projects, tokens, documents, memories, knowledge, records, dates, mutations):
         app.include_router(module.router)
 
     # Added last is outermost: the log sees every answer, the guard's refusals included, and
     # an unexpected exception is answered outside all of them.
     app.add_middleware(RequestGuard, naturali=naturali)
-    app.add_middleware(AccessLog)
+    app.add_middleware(AuditTrailMiddleware, naturali=naturali)
+    metrics = Metrics(naturali)
+    app.add_middleware(AccessLog, record=metrics.observe_request)
     app.add_middleware(AnswerUnexpected)
     _document_errors(app)
 
-    @app.get("/healthz", include_in_schema=False)
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    _operations(app, naturali, metrics)
 
     # The Control UI: static files on the public API (every asset served here, none fetched
     # from elsewhere), signed in with a token the browser keeps for the tab.
     app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
     return app
+
+
+def _operations(app: FastAPI, naturali: Services, metrics: Metrics) -> None:
+    """What an operator's tools call: liveness, readiness and the metrics."""
+
+    @app.get("/healthz", include_in_schema=False)
+    def healthz() -> dict[str, str]:
+        """Alive: the process answers."""
+        return {"status": "ok"}
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics_text(request: Request) -> Response:
+        """Prometheus' text format, for the bearer of ``metrics_token`` (404 without one set:
+        the metrics are off)."""
+        expected = naturali.settings.metrics_token
+        given = request.headers.get("authorization", "")
+        if not expected:
+            return JSONResponse(_error(404, "metrics_disabled", "set metrics_token"), 404)
+        if not hmac.compare_digest(given, f"Bearer {expected}"):
+            return JSONResponse(_error(401, "invalid_token", "the metrics token is needed"), 401)
+        return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/readyz", include_in_schema=False)
+    def readyz() -> JSONResponse:
+        """Ready to answer searches: the model and saved indexes loaded, the catalog reachable
+        (503 with what it waits for otherwise), for a load balancer's readiness check."""
+        waiting = naturali.readiness()
+        if waiting:
+            return JSONResponse({"status": "waiting", "waiting": waiting}, status_code=503)
+        return JSONResponse({"status": "ready"})
 
 
 def _document_errors(app: FastAPI) -> None:
@@ -102,3 +139,8 @@ def _document_errors(app: FastAPI) -> None:
 
 def _operation_id(route: APIRoute) -> str:
     return route.name
+
+
+def _error(status: int, code: str, message: str) -> dict[str, object]:
+    kind = "authentication_error" if status == 401 else "invalid_request_error"
+    return {"error": {"type": kind, "code": code, "message": message, "param": None}}

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
-from naturali.errors import InvalidRequest, NaturaliError
+from naturali.errors import InvalidRequest, NaturaliError, TooManyRequests
 from naturali.service.invalid_input import invalid_request
 
 _HTTP_TYPES = {
@@ -80,8 +80,11 @@ def error_response(
 
 
 def naturali_error_response(exc: NaturaliError) -> JSONResponse:
-    """A service's refusal as the one error shape."""
-    return error_response(exc.status, exc.type, exc.code, exc.message, exc.param)
+    """A service's refusal as the one error shape (a 429 with its ``Retry-After``)."""
+    response = error_response(exc.status, exc.type, exc.code, exc.message, exc.param)
+    if isinstance(exc, TooManyRequests):
+        response.headers["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 def validation_error_response(exc: ValidationError) -> JSONResponse:

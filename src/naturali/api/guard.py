@@ -16,7 +16,9 @@ import re
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from naturali.api.errors import naturali_error_response
+from naturali.api.rate_limits import RateLimits
 from naturali.errors import InvalidRequest, NaturaliError, PayloadTooLarge
+from naturali.service.auth import hash_token
 from naturali.service.container import Services
 from naturali.service.validation import find_unencodable
 
@@ -36,6 +38,8 @@ class RequestGuard:
         self.naturali = naturali
         self.json_limit = naturali.settings.max_json_bytes
         self.upload_limit = naturali.settings.max_upload_bytes + MULTIPART_FRAMING
+        settings = naturali.settings
+        self.limits = RateLimits(settings.rate_limit, settings.searches_in_flight)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
@@ -43,7 +47,10 @@ class RequestGuard:
             return
         headers = {k.decode("latin-1").lower(): v for k, v in scope["headers"]}
         try:
-            user = self.naturali.auth.authenticate(_bearer(headers.get("authorization")))
+            bearer = _bearer(headers.get("authorization"))
+            user = self.naturali.auth.authenticate(bearer)
+            key = hash_token(bearer or "")
+            self.limits.hit(key)
             scope.setdefault("state", {})[USER_KEY] = user
             multipart = headers.get("content-type", b"").startswith(b"multipart/")
             limit = self.upload_limit if multipart else self.json_limit
@@ -57,7 +64,18 @@ class RequestGuard:
         except NaturaliError as exc:
             await naturali_error_response(exc)(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        if scope["method"] != "POST" or not scope["path"].endswith("/knowledge/search"):
+            await self.app(scope, receive, send)
+            return
+        try:
+            self.limits.begin_search(key)
+        except NaturaliError as exc:
+            await naturali_error_response(exc)(scope, receive, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.limits.end_search(key)
 
 
 def _bearer(value: bytes | None) -> str | None:

@@ -111,3 +111,33 @@ def reembed(data_dir: Annotated[Path | None, DataDir] = None) -> None:
     with errors():
         count = local_service(data_dir).reembed()
     print_json({"reembedded": count})
+
+
+@app.command("backup")
+def backup(
+    dest: Annotated[Path, typer.Argument(help="An empty or new directory")],
+    data_dir: Annotated[Path | None, DataDir] = None,
+) -> None:
+    """Copy a data dir consistently while its server runs (catalog, files, each store's
+    state and vault with its Git history); the embedded store only."""
+    # Imported here: the other commands should not pay for loading the service stack.
+    from naturali.compose import backup_data_dir
+
+    with errors():
+        backup_data_dir(settings(data_dir=data_dir), dest.resolve(), typer.echo)
+    print_json({"backup": str(dest.resolve())})
+
+
+@app.command("restore")
+def restore(
+    backup_dir: Annotated[Path, typer.Argument(help="A directory naturali admin backup made")],
+    data_dir: Annotated[Path | None, DataDir] = None,
+) -> None:
+    """Bring a backup into an empty data dir (then start the server on it)."""
+    # Imported here: the other commands should not pay for loading the service stack.
+    from naturali.compose import restore_data_dir
+
+    target = settings(data_dir=data_dir).data_dir
+    with errors():
+        restore_data_dir(backup_dir.resolve(), target)
+    print_json({"restored": str(target)})

@@ -7,7 +7,8 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from naturali.cli import admin
+from naturali.cli import admin, tokens
+from naturali.cli.audit import audit
 from naturali.cli.lazy import LazyCommand, LazyGroup
 from naturali.cli.mcp import mcp
 from naturali.cli.serve import serve
@@ -40,8 +41,10 @@ app = typer.Typer(
 app.command()(serve)
 app.command()(ingest)
 app.command()(sync)
+app.command()(audit)
 app.command()(mcp)
 app.add_typer(admin.app, name="admin")
+app.add_typer(tokens.app, name="tokens")
 app.add_typer(
     typer.Typer(
         rich_markup_mode=None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -84,7 +85,7 @@ def serve(
     threading.Thread(target=naturali.restore_indexes, name="naturali-restore", daemon=True).start()
     # Closing the services on shutdown saves changed search indexes: the next start reads little.
     app = create_app(naturali, close_on_shutdown=True)
-    run_server(app, s.host, s.port)
+    run_server(app, s.host, s.port, s.shutdown_grace_seconds)
 
 
 def _start_logging() -> None:
@@ -92,12 +93,23 @@ def _start_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
 
 
-def run_server(app: FastAPI, host: str, port: int) -> None:
+def run_server(app: FastAPI, host: str, port: int, grace: float = 30.0) -> None:
     """Serve ``app`` until stopped; the server owns this process, so it sets the process's
-    GIL switch interval."""
+    GIL switch interval. On SIGTERM uvicorn stops accepting, lets the requests in flight
+    finish for up to ``grace`` seconds, then the app's shutdown closes the services."""
     import uvicorn  # Imported here, like the rest of the server's stack (see serve)
 
     from naturali.compose import own_process
 
     own_process()
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
+    # uvicorn re-raises the SIGTERM it handled once it has shut down, to end the process the
+    # signal's way (-15); answered by this handler instead, a clean stop exits 0.
+    signal.signal(signal.SIGTERM, lambda _signal, _frame: None)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=False,
+        timeout_graceful_shutdown=max(1, round(grace)),
+    )

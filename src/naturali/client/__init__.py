@@ -27,6 +27,7 @@ __all__ = [
     "NaturaliConnectionError",
     "NaturaliTimeoutError",
     "Project",
+    "Token",
 ]
 
 _HOME = {
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
         MemoryKnowledgeResult,
         MemoryStore,
         Project,
+        Token,
     )
 
 

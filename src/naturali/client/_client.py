@@ -16,6 +16,7 @@ from naturali.client._models import (
     Memory,
     MemoryStore,
     Project,
+    Token,
 )
 from naturali.client._resource import Resource
 from naturali.client._search import SearchKnowledge
@@ -29,6 +30,29 @@ class Knowledge(SearchKnowledge):
     """``search_knowledge`` is generated from the server's ``SearchRequest`` (``_search.py``)."""
 
 
+class Tokens(Resource):
+    def create(
+        self,
+        *,
+        name: str,
+        scope: str = "read",
+        projects: builtins.list[str] | None = None,
+        expires_in: str | None = None,
+    ) -> Token:
+        """A token of the caller's (needs an admin token); ``token`` holds its secret, shown
+        this once."""
+        body = _clean(
+            {"name": name, "scope": scope, "projects": projects, "expires_in": expires_in}
+        )
+        return Token.model_validate(self._call("POST", "/v1/tokens", json=body))
+
+    def list(self) -> builtins.list[Token]:
+        return [Token.model_validate(t) for t in self._call("GET", "/v1/tokens")["data"]]
+
+    def revoke(self, *, token_id: str) -> None:
+        self._call("DELETE", f"/v1/tokens/{token_id}")
+
+
 class Projects(Resource):
     def create(self, *, name: str) -> Project:
         return Project.model_validate(self._call("POST", "/v1/projects", json={"name": name}))
@@ -38,6 +62,24 @@ class Projects(Resource):
 
     def get(self, *, project_id: str) -> Project:
         return Project.model_validate(self._call("GET", f"/v1/projects/{project_id}"))
+
+    def usage(self, *, project_id: str) -> dict[str, Any]:
+        """What the project stores (documents, bytes, chunks, memories) and its quotas."""
+        usage: dict[str, Any] = self._call("GET", f"/v1/projects/{project_id}/usage")
+        return usage
+
+    def audit(self, *, project_id: str, **filters: Any) -> builtins.list[dict[str, Any]]:
+        """The project's audit trail, every page (owners); ``since``, ``until``,
+        ``operation`` filter it."""
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            params = _clean({**filters, "cursor": cursor, "limit": 100})
+            page = self._call("GET", f"/v1/projects/{project_id}/audit", params=params)
+            out += page["data"]
+            cursor = page["next_cursor"]
+            if not cursor:
+                return out
 
     def list_members(self, *, project_id: str) -> builtins.list[dict[str, Any]]:
         members: list[dict[str, Any]] = self._call("GET", f"/v1/projects/{project_id}/members")[
@@ -313,6 +355,7 @@ class Client:
         )
         self.knowledge = Knowledge(self._http)
         self.projects = Projects(self._http)
+        self.tokens = Tokens(self._http)
         self.documents = Documents(self._http)
         self.memory_stores = MemoryStores(self._http)
         self.records = Records(self._http)

@@ -18,6 +18,20 @@ class Project(_Model):
     created_at: str
 
 
+class Token(_Model):
+    """A token as listed; ``token`` (the secret) only in the answer that created it."""
+
+    id: str
+    name: str
+    scope: Literal["read", "write", "admin"]
+    projects: list[str] | None = None
+    created_at: str
+    expires_at: str | None = None
+    last_used_at: str | None = None
+    revoked_at: str | None = None
+    token: str | None = None
+
+
 class Document(_Model):
     id: str
     project_id: str

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from naturali.model import Document, Member, Memory, MemoryStore, Project
+from naturali.model import AuditEntry, Document, Member, Memory, MemoryStore, Project, Token
 
 
 class ProjectOut(BaseModel):
@@ -25,6 +25,33 @@ class ProjectOut(BaseModel):
 
 class ProjectList(BaseModel):
     data: list[ProjectOut]
+
+
+class TokenOut(BaseModel):
+    """A token as listed: never its secret."""
+
+    id: str
+    name: str
+    scope: Literal["read", "write", "admin"]
+    projects: list[str] | None
+    created_at: str
+    expires_at: str | None
+    last_used_at: str | None
+    revoked_at: str | None
+
+    @classmethod
+    def of(cls, token: Token) -> TokenOut:
+        projects = list(token.projects) if token.projects is not None else None
+        fields = {k: v for k, v in token.__dict__.items() if k not in ("user_id", "projects")}
+        return cls(**fields, projects=projects)
+
+
+class TokenCreated(TokenOut):
+    token: str = Field(description="The secret: shown this once, only its hash is kept.")
+
+
+class TokenList(BaseModel):
+    data: list[TokenOut]
 
 
 class MemberOut(BaseModel):
@@ -187,3 +214,34 @@ class KnowledgeSearchResponse(BaseModel):
 class Deleted(BaseModel):
     id: str
     deleted: bool = True
+
+
+class UsageOut(BaseModel):
+    """What a project stores, beside its quotas (0: no quota)."""
+
+    documents: int
+    bytes: int
+    chunks: int
+    memories: int
+    quotas: dict[str, int]
+
+
+class AuditEntryOut(BaseModel):
+    seq: int
+    at: str
+    user_id: str
+    token_name: str | None
+    request_id: str
+    operation: str
+    ids: dict[str, str]
+    status: int
+
+    @classmethod
+    def of(cls, entry: AuditEntry) -> AuditEntryOut:
+        fields = {k: v for k, v in entry.__dict__.items() if k != "project_id"}
+        return cls(**fields)
+
+
+class AuditPage(BaseModel):
+    data: list[AuditEntryOut]
+    next_cursor: str | None

@@ -22,6 +22,9 @@ class HttpEmbedder:
         self.vector_weight = 0.5  # a model not measured here: both legs weigh the same
         self.dimension = len(self._request(["dimension probe"])[0])
 
+    def queued(self) -> int:
+        return 0  # each call is the caller's own request to the endpoint
+
     def count_tokens(self, text: str) -> int:
         # Remote tokenizers are unknown; words are a conservative stand-in for chunking.
         return int(len(text.split()) * 1.3) + 1

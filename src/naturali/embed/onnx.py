@@ -205,6 +205,9 @@ class OnnxEmbedder:
             out[batch] = vectors
         return out
 
+    def queued(self) -> int:
+        return self._pool._work_queue.qsize()  # the executor's own queue: no public size
+
     def embed_query(self, text: str) -> Vectors:
         query = self._spec.query_prefix + text
         vector: Vectors = self._on_this_thread([query], self._query_sessions)[0]

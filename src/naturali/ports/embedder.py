@@ -33,3 +33,7 @@ class Embedder(Protocol):
     def count_tokens(self, text: str) -> int:
         """Word pieces the model would see for ``text`` (without special tokens)."""
         ...
+
+    def queued(self) -> int:
+        """Passage batches waiting for a thread to embed them (for metrics)."""
+        ...

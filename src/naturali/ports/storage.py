@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from naturali.model import (
+    AuditEntry,
     Chunk,
     ChunkDraft,
     Document,
@@ -23,7 +24,9 @@ from naturali.model import (
     Memory,
     MemoryStore,
     Project,
+    ProjectUsage,
     SourceType,
+    Token,
     User,
 )
 
@@ -75,16 +78,29 @@ def memory_owner(store_id: str, memory_id: str) -> str:
 
 
 class UserStorage(Protocol):
-    def create_user(self, user: User, token_hash: str) -> None:
+    def create_user(self, user: User, token: Token, token_hash: str) -> None:
         """A user with its first token (by SHA-256)."""
         ...
 
-    def add_token(self, user_id: str, token_hash: str) -> None:
+    def create_token(self, token: Token, token_hash: str) -> None:
         """Another token (by SHA-256) for a user."""
         ...
 
-    def user_for_token(self, token_hash: str) -> User | None:
-        """The user a token (by its SHA-256) belongs to, or None."""
+    def token_for(self, token_hash: str) -> tuple[User, Token] | None:
+        """The token with this SHA-256 and its user, acting as the token allows, or None.
+        Revoked and expired tokens are returned too: the caller says why they are refused."""
+        ...
+
+    def list_tokens(self, user_id: str) -> list[Token]:
+        """A user's tokens, oldest first, revoked ones included."""
+        ...
+
+    def revoke_token(self, user_id: str, token_id: str, when: str) -> bool:
+        """Revoke one of the user's tokens; False if it has no such live token."""
+        ...
+
+    def touch_token(self, token_id: str, when: str) -> None:
+        """Record when a token was last used."""
         ...
 
     def get_user(self, user_id: str) -> User | None:
@@ -143,6 +159,10 @@ class DocumentStorage(Protocol):
         """The documents of ``ids`` that exist in the project, by id."""
         ...
 
+    def project_usage(self, project_id: str) -> ProjectUsage:
+        """What the project stores now (for its quotas and ``/usage``)."""
+        ...
+
     def list_documents(
         self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
     ) -> list[Document]:
@@ -158,6 +178,27 @@ class DocumentStorage(Protocol):
 
     def delete_document(self, project_id: str, document_id: str) -> None:
         """The document, its versions and its chunks."""
+        ...
+
+
+class AuditStorage(Protocol):
+    """The append-only audit trail of writes."""
+
+    def append_audit(self, entry: AuditEntry) -> None:
+        """Append one entry (its ``seq`` is the store's)."""
+        ...
+
+    def list_audit(
+        self,
+        project_id: str,
+        since: str | None,
+        until: str | None,
+        operation: str | None,
+        after_seq: int,
+        limit: int,
+    ) -> list[AuditEntry]:
+        """A project's entries in order, after ``after_seq``, in [since, until), of one
+        operation (its route, e.g. ``POST /v1/projects/{project_id}/documents``) if given."""
         ...
 
 
@@ -197,6 +238,10 @@ class IngestJobStorage(Protocol):
 
     def fail_ingest(self, job_id: str, owner: str, error: dict[str, Any]) -> None:
         """The job failed with ``error`` (the error shape); the document keeps its version."""
+        ...
+
+    def ingest_job_counts(self) -> dict[str, int]:
+        """How many jobs of every project are queued, running and failed (for metrics)."""
         ...
 
     def ingest_progress(
@@ -285,6 +330,7 @@ class Storage(
     ProjectStorage,
     DocumentStorage,
     IngestJobStorage,
+    AuditStorage,
     MemoryStorage,
     ChunkStorage,
     Protocol,

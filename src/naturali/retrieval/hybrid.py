@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -62,13 +63,16 @@ def rank(
     min_similarity: float | None = None,
     ranking: Ranking = PRODUCT,
     scan_pool: ScanPool | None = None,
+    timings: dict[str, float] | None = None,
 ) -> list[Ranked]:
     """``query_vector`` is asked for only after the lexical leg has run, so the caller can
     embed the query concurrently with it; it is given the lexical leg's candidates, best
-    first (none for the vector leg alone)."""
+    first (none for the vector leg alone). ``timings``, when given, receives the seconds of
+    each stage: lexical, query_embedding (what was left to wait for), vector, fusion."""
     subset = int(np.count_nonzero(mask))
     if subset == 0:
         return []
+    started = time.perf_counter()
     pool = max(CANDIDATES_PER_LEG, limit)
     scan = index.vectors.scan(mask, pool) if ranking.signals != "lexical" else None
     bm25 = np.zeros(0, np.float32)
@@ -77,17 +81,24 @@ def rank(
         bm25 = index.lexical.score(query_terms, mask, subset)
         hits = np.flatnonzero(bm25 > 0)  # zero outside the mask
         lexical_candidates = _top(hits, bm25[hits], pool)
+    lexical = time.perf_counter()
     query = query_vector(lexical_candidates)
+    embedded = time.perf_counter()
     nearest = Nearest(np.empty(0, np.int64), np.empty(0, np.float32))
     if scan is not None:
         nearest = scan.nearest(query, scan_pool)
         if min_similarity is not None:
             eligible = nearest.cosines >= min_similarity
             nearest = Nearest(nearest.rows[eligible], nearest.cosines[eligible])
+    vector = time.perf_counter()
     legs = _Legs(nearest.rows, lexical_candidates, bm25)
     candidates, similarity = _candidates(index, ranking, legs, nearest, query)
     fused = _fused(ranking, candidates, similarity, legs, min_similarity)
     order = np.lexsort((index.seqs[candidates], -fused))[:limit]
+    if timings is not None:
+        ends = (started, lexical, embedded, vector, time.perf_counter())
+        stages = ("lexical", "query_embedding", "vector", "fusion")
+        timings.update((s, b - a) for s, a, b in zip(stages, ends, ends[1:], strict=False))
     vector_at, lexical_at = _positions(legs.vector), _positions(legs.lexical)
     return [
         Ranked(

@@ -21,6 +21,7 @@ from naturali.ports.state import StateFactory
 from naturali.ports.storage import NewVector, Storage
 from naturali.retrieval.registry import IndexRegistry
 from naturali.retrieval.vectors import ScanPool
+from naturali.service.audit import AuditTrail
 from naturali.service.auth import Auth
 from naturali.service.dates import Dates
 from naturali.service.documents import Documents
@@ -30,9 +31,11 @@ from naturali.service.memories import Memories
 from naturali.service.mutations import Mutations
 from naturali.service.projects import Projects, Users
 from naturali.service.query_vectors import QueryVectors
+from naturali.service.quotas import QuotaLimits, Quotas
 from naturali.service.records import Records
 from naturali.service.search import Search
 from naturali.service.stores import StoreRegistry
+from naturali.service.tokens import Tokens
 from naturali.service.write_engine import WriteEngine
 from naturali.settings import Settings
 
@@ -76,8 +79,13 @@ class Services:
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self.auth = Auth(self.storage)
+        self.indexes_restored = threading.Event()  # set by restore_indexes (naturali serve)
         self.users = Users(self.storage)
+        self.tokens = Tokens(self.storage, self.auth)
+        self.audit = AuditTrail(self.storage, self.auth)
         self.projects = Projects(self.storage, self.auth)
+        limits = (settings.quota_bytes, settings.quota_documents, settings.quota_chunks)
+        self.quotas = Quotas(self.storage, QuotaLimits(*limits, settings.quota_memories))
         self.ingestion = IngestionWorker(self.storage, self.embedder, settings.ingest_lease_seconds)
         self.documents = Documents(
             self.storage,
@@ -86,6 +94,7 @@ class Services:
             data_dir / "files",
             settings.max_upload_bytes,
             self.ingestion.wake,
+            self.quotas,
         )
         self.stores = StoreRegistry(data_dir / "stores", state, settings.vault_max_files)
         self.mutations = Mutations(
@@ -95,12 +104,15 @@ class Services:
             WriteEngine(settings.git_binary, settings.vault_git),
         )
         self.memories = Memories(
-            self.storage, self.auth, self.embedder, self.stores, self.mutations
+            self.storage, self.auth, self.embedder, self.stores, self.mutations, self.quotas
         )
         self.indexer = BackgroundIndexer(self.memories.index_written)
         self.mutations.after_write = self.indexer.schedule
         self.records = Records(self.storage, self.auth, self.stores)
         self.dates = Dates(self.records)
+        self.search = self._search(settings, concurrency)
+
+    def _search(self, settings: Settings, concurrency: Concurrency) -> Search:
         self.indexes = IndexRegistry(
             self.storage,
             lambda: self.embedder().dimension,
@@ -109,7 +121,7 @@ class Services:
             settings.local_cache_dir / "indexes",
             settings.index_snapshot_rows,
         )
-        self.search = Search(
+        return Search(
             self.storage,
             self.auth,
             QueryVectors(self.embedder, settings.query_vector_cache_entries),
@@ -170,9 +182,29 @@ class Services:
         os.chmod(path, 0o600)
         return token
 
+    def readiness(self) -> list[str]:
+        """What keeps this server from answering a search now (nothing: ready): the embedding
+        model not loaded, the saved indexes still loading, the catalog unreachable."""
+        waiting = []
+        if not self.embedder_loaded:
+            waiting.append("the embedding model is loading")
+        if not self.indexes_restored.is_set():
+            waiting.append("the saved search indexes are loading")
+        try:
+            self.storage.count_users()
+        except Exception as exc:  # any failure of the database is a reason not to be ready
+            waiting.append(f"the catalog is unreachable: {exc}")
+        return waiting
+
     def restore_indexes(self) -> list[str]:
         """Load the search indexes the last run saved (``IndexRegistry.restore``), so that a
         restarted server's first searches do not wait for them; returns their projects."""
+        try:
+            return self._restore_indexes()
+        finally:
+            self.indexes_restored.set()
+
+    def _restore_indexes(self) -> list[str]:
         started = time.monotonic()
         try:
             restored = self.indexes.restore(lambda p: self.storage.get_project(p) is not None)

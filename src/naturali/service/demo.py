@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from naturali.errors import NotFound
+from naturali.model import Document, User
 from naturali.service.container import Services
 from naturali.service.documents import Upload
 
@@ -21,7 +22,7 @@ def ensure_demo(naturali: Services, say: Callable[[str], None]) -> str:
         raise NotFound("no owner user yet: start the server once first")
     existing = [p for p, _ in naturali.projects.list(owner) if p.name == DEMO_NAME]
     project = existing[0] if existing else naturali.projects.create(owner, DEMO_NAME)[0]
-    current = {d.path: d for d in naturali.documents.list(owner, project.id, limit=100).documents}
+    current = {d.path: d for d in _documents(naturali, owner, project.id)}
     for file in sorted(DEMO_DIR.rglob("*.md")):
         path = "/" + file.relative_to(DEMO_DIR).as_posix()
         upload = Upload(file.read_bytes(), file.name, path)
@@ -32,3 +33,16 @@ def ensure_demo(naturali: Services, say: Callable[[str], None]) -> str:
         say(f"  ingested {path}")
     say(f"Demo project {project.id} ({DEMO_NAME}) is ready.")
     return project.id
+
+
+def _documents(naturali: Services, owner: User, project_id: str) -> list[Document]:
+    """Every document of the project, page after page (a project past a page of them still
+    refreshes its handbook rather than finding it taken)."""
+    found: list[Document] = []
+    cursor: str | None = None
+    while True:
+        page = naturali.documents.list(owner, project_id, cursor=cursor, limit=100)
+        found += page.documents
+        cursor = page.next_cursor
+        if cursor is None:
+            return found

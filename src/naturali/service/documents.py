@@ -22,6 +22,7 @@ from naturali.ports.embedder import Embedder
 from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage, VersionConflict
 from naturali.service import validation
 from naturali.service.auth import Auth
+from naturali.service.quotas import Quotas
 from naturali.vault.files import atomic_write
 
 MAX_PAGE_SIZE = 100
@@ -67,6 +68,7 @@ class Documents:
         files_dir: Path,
         max_upload_bytes: int,
         queued: Callable[[], None],
+        quotas: Quotas,
     ) -> None:
         self._storage = storage
         self._auth = auth
@@ -74,6 +76,7 @@ class Documents:
         self._files = files_dir
         self._max = max_upload_bytes
         self._queued = queued  # wakes the ingestion worker
+        self._quotas = quotas
 
     def create(self, user: User, project_id: str, upload: Upload) -> Document:
         """Ingest a new document: extract, chunk, embed and store it as version 1."""
@@ -144,6 +147,12 @@ class Documents:
         prepared = self._prepare(project_id, current, upload)
         if isinstance(prepared, Document):
             return self._with_status([prepared])[0]
+        self._quotas.check(
+            project_id,
+            documents=0 if current else 1,
+            bytes=prepared.document.size - (current.size if current else 0),
+            chunks=len(prepared.drafts) - (current.chunk_count if current else 0),
+        )
         if len(prepared.drafts) <= INLINE_CHUNKS:
             return self._commit([prepared])[0]
         return self._enqueue(prepared, current)

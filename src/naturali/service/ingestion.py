@@ -42,6 +42,7 @@ class IngestionWorker:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._woken = False
+        self.chunks_embedded = 0  # by this worker, since start (for metrics)
 
     def start(self) -> None:
         """Start taking jobs (the server does at start, so jobs left by a stopped one resume)."""
@@ -115,9 +116,13 @@ class IngestionWorker:
                 EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
                 for d, v in zip(drafts, vectors, strict=True)
             ]
-            if self._closed or not self._storage.renew_ingest(
-                job.id, self.owner, len(chunks), self._lease
-            ):
+            self.chunks_embedded += len(drafts)
+            if self._closed:
+                # Stopping: the job is handed back (its lease ends now), so another server,
+                # or this one restarted, takes it at once rather than after the lease.
+                self._storage.renew_ingest(job.id, self.owner, 0, 0.0)
+                return None
+            if not self._storage.renew_ingest(job.id, self.owner, len(chunks), self._lease):
                 return None
         return chunks
 

@@ -30,6 +30,7 @@ from naturali.retrieval.eligibility import AvailableRecord
 from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.mutations import MemoryStoreKey, Mutations, Written
+from naturali.service.quotas import Quotas
 from naturali.service.requests import SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreRegistry, StoreView
 from naturali.vault.record import Record, parse
@@ -57,8 +58,10 @@ class Memories:
         embedder: Callable[[], Embedder],
         stores: StoreRegistry,
         mutations: Mutations,
+        quotas: Quotas,
     ) -> None:
         self._mutations = mutations
+        self._quotas = quotas
         self._storage = storage
         self._auth = auth
         self._embedder = embedder
@@ -168,6 +171,7 @@ class Memories:
         self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         body = _content(content)
+        self._quotas.check(project_id, memories=1, chunks=1)
         record = {
             "kind": "claim",
             "type": "fact",

@@ -339,7 +339,12 @@ _P = "/v1/projects/{project_id}"
 RESOURCES: tuple[Resource, ...] = (
     Resource("list_projects", "GET", "/v1/projects", "any", "projects.list"),
     Resource("create_project", "POST", "/v1/projects", "any", "projects.create"),
+    Resource("list_tokens", "GET", "/v1/tokens", "any", "tokens.list"),
+    Resource("create_token", "POST", "/v1/tokens", "any", "tokens.create"),
+    Resource("revoke_token", "DELETE", "/v1/tokens/{token_id}", "any", "tokens.revoke"),
     Resource("get_project", "GET", _P, "read", "projects.get"),
+    Resource("project_usage", "GET", _P + "/usage", "read", "projects.usage"),
+    Resource("project_audit", "GET", _P + "/audit", "owner", "projects.audit"),
     Resource("list_members", "GET", _P + "/members", "read", "projects.list_members"),
     Resource("put_member", "PUT", _P + "/members/{user_id}", "owner", "projects.put_member"),
     Resource(

@@ -8,10 +8,12 @@ from contextlib import contextmanager
 
 from naturali.errors import Conflict, InvalidRequest, NotFound
 from naturali.ids import new_id, new_token
-from naturali.model import ROLES, Member, Project, User, utcnow
+from naturali.model import ROLES, Member, Project, ProjectUsage, User, utcnow
 from naturali.ports.storage import LastOwner, Storage
 from naturali.service import validation
 from naturali.service.auth import Auth, hash_token
+from naturali.service.quotas import QuotaLimits, Quotas
+from naturali.service.tokens import admin_token
 
 
 class Projects:
@@ -20,7 +22,8 @@ class Projects:
         self._auth = auth
 
     def create(self, user: User, name: str) -> tuple[Project, Member]:
-        """A project with the caller as its owner."""
+        """A project with the caller as its owner (a write token not limited to projects)."""
+        self._auth.require_scope(user, "write", every_project=True)
         if not name.strip() or len(name) > 200:
             raise InvalidRequest("name must be 1–200 characters", code="invalid_name", param="name")
         validation.one_line(name, "name", "invalid_name")
@@ -31,8 +34,9 @@ class Projects:
         return project, owner
 
     def list(self, user: User) -> list[tuple[Project, Member]]:
-        """The projects the caller is a member of."""
-        return self._storage.list_projects(user.id)
+        """The projects the caller is a member of (that the caller's token may reach)."""
+        found = self._storage.list_projects(user.id)
+        return [(p, m) for p, m in found if user.projects is None or p.id in user.projects]
 
     def get(self, user: User, project_id: str) -> tuple[Project, Member]:
         """One project the caller is a member of."""
@@ -40,6 +44,13 @@ class Projects:
         project = self._storage.get_project(project_id)
         assert project is not None
         return project, member
+
+    def usage(
+        self, user: User, project_id: str, quotas: Quotas
+    ) -> tuple[ProjectUsage, QuotaLimits]:
+        """What the project stores, and its quotas (0: none)."""
+        self._auth.require(user, project_id, "read")
+        return quotas.usage(project_id), quotas.limits
 
     def members(self, user: User, project_id: str) -> builtins.list[Member]:
         """The project's members."""
@@ -96,7 +107,7 @@ class Users:
         validation.one_line(name, "name", "invalid_name")
         secret = token or new_token()
         user = User(new_id("user"), name.strip(), utcnow())
-        self._storage.create_user(user, hash_token(secret))
+        self._storage.create_user(user, admin_token(user.id), hash_token(secret))
         return user, secret
 
     def get(self, user_id: str) -> User:
@@ -111,7 +122,7 @@ class Users:
         if self._storage.get_user(user_id) is None:
             raise NotFound(f"user {user_id} not found", code="user_not_found", param="user_id")
         secret = new_token()
-        self._storage.add_token(user_id, hash_token(secret))
+        self._storage.create_token(admin_token(user_id, "admin"), hash_token(secret))
         return secret
 
     def count(self) -> int:

@@ -172,6 +172,25 @@ class ProjectCreate(Strict):
     name: Name
 
 
+class TokenCreate(Strict):
+    """``POST /v1/tokens``: a named token of the caller's."""
+
+    name: Name
+    scope: Literal["read", "write", "admin"] = Field(
+        "read",
+        description="read: read only; write: also write; admin: also manage projects and tokens.",
+    )
+    projects: FilterList | None = Field(
+        None,
+        description="Limit the token to these projects (default: every project).",
+    )
+    expires_in: str | None = Field(
+        None,
+        pattern=r"^\d{1,6}[smhd]$",
+        description="Expire after this long: a number and s, m, h or d (30d). Default: never.",
+    )
+
+
 class MemberRole(Strict):
     role: str = Field(
         description="owner, editor or viewer", json_schema_extra={"enum": list(ROLES)}

@@ -139,6 +139,9 @@ class Search:
         self._auth = auth
         self._indexes = indexes
         self._memories = memories
+        # Called with each ranked search's stage timings (hybrid.rank): the HTTP API points
+        # it at its metrics.
+        self.observe: Callable[[dict[str, float]], None] | None = None
 
     def search(
         self,
@@ -177,6 +180,7 @@ class Search:
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
             else:
                 pending = embedding
+                timings: dict[str, float] = {}
                 ranked = rank(
                     index,
                     mask,
@@ -186,7 +190,10 @@ class Search:
                     request.min_similarity,
                     ranking,
                     self._scan_pool,
+                    timings,
                 )
+                if self.observe is not None:
+                    self.observe(timings)
             picked = [(r, int(index.seqs[r.row]), index.owner_of(r.row)) for r in ranked]
         return self._results(
             project_id,

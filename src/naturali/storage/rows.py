@@ -7,6 +7,7 @@ import json
 from typing import Any, Protocol, cast
 
 from naturali.model import (
+    AuditEntry,
     Chunk,
     ChunkDraft,
     Document,
@@ -16,7 +17,10 @@ from naturali.model import (
     Memory,
     MemoryStore,
     Role,
+    Scope,
     SourceType,
+    Token,
+    User,
 )
 
 
@@ -154,4 +158,48 @@ def ingest_progress(row: Row) -> IngestProgress:
         chunks_total=row["chunks_total"],
         chunks_done=row["chunks_done"],
         error=json.loads(error) if error else None,
+    )
+
+
+def token(row: Row) -> Token:
+    projects = row["projects"]
+    return Token(
+        id=row["id"],
+        user_id=row["user_id"],
+        name=row["name"],
+        scope=cast(Scope, row["scope"]),
+        projects=tuple(json.loads(projects)) if projects else None,
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        last_used_at=row["last_used_at"],
+        revoked_at=row["revoked_at"],
+    )
+
+
+def user_and_token(row: Row) -> tuple[User, Token]:
+    """A token row joined with its user's (``user_name``, ``user_created_at``): the user as
+    this token lets them act."""
+    held = token(row)
+    user = User(
+        held.user_id,
+        row["user_name"],
+        row["user_created_at"],
+        scope=held.scope,
+        projects=held.projects,
+        token_name=held.name,
+    )
+    return user, held
+
+
+def audit_entry(row: Row) -> AuditEntry:
+    return AuditEntry(
+        at=row["at"],
+        project_id=row["project_id"],
+        user_id=row["user_id"],
+        token_name=row["token_name"],
+        request_id=row["request_id"],
+        operation=row["operation"],
+        ids=json.loads(row["ids"]),
+        status=int(row["status"]),
+        seq=int(row["seq"]),
     )

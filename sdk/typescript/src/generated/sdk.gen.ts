@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CreateDocumentData, CreateDocumentErrors, CreateDocumentResponses, CreateMemoryData, CreateMemoryErrors, CreateMemoryResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateStoreData, CreateStoreErrors, CreateStoreResponses, DeleteDocumentData, DeleteDocumentErrors, DeleteDocumentResponses, DeleteMemoryData, DeleteMemoryErrors, DeleteMemoryResponses, DeleteStoreData, DeleteStoreErrors, DeleteStoreResponses, GetDocumentData, GetDocumentErrors, GetDocumentResponses, GetMemoryData, GetMemoryErrors, GetMemoryResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetStoreData, GetStoreErrors, GetStoreResponses, KnowledgeChronicleDayData, KnowledgeChronicleDayErrors, KnowledgeChronicleDayResponses, KnowledgeChronicleLastSeenData, KnowledgeChronicleLastSeenErrors, KnowledgeChronicleLastSeenResponses, KnowledgeChronicleSinceData, KnowledgeChronicleSinceErrors, KnowledgeChronicleSinceResponses, KnowledgeCorrectData, KnowledgeCorrectErrors, KnowledgeCorrectResponses, KnowledgeGrepData, KnowledgeGrepErrors, KnowledgeGrepResponses, KnowledgeHistoryData, KnowledgeHistoryErrors, KnowledgeHistoryResponses, KnowledgeLookupData, KnowledgeLookupErrors, KnowledgeLookupResponses, KnowledgeMutationData, KnowledgeMutationErrors, KnowledgeMutationResponses, KnowledgeRecordData, KnowledgeRecordErrors, KnowledgeRecordResponses, KnowledgeRecordsData, KnowledgeRecordsErrors, KnowledgeRecordsResponses, KnowledgeResumeData, KnowledgeResumeErrors, KnowledgeResumeResponses, KnowledgeSaveData, KnowledgeSaveErrors, KnowledgeSaveResponses, KnowledgeTimelineData, KnowledgeTimelineErrors, KnowledgeTimelineResponses, KnowledgeWithdrawData, KnowledgeWithdrawErrors, KnowledgeWithdrawResponses, ListDocumentsData, ListDocumentsErrors, ListDocumentsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMemoriesData, ListMemoriesErrors, ListMemoriesResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListStoresData, ListStoresErrors, ListStoresResponses, PutMemberData, PutMemberErrors, PutMemberResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, SearchKnowledgeData, SearchKnowledgeErrors, SearchKnowledgeResponses, UpdateDocumentData, UpdateDocumentErrors, UpdateDocumentResponses, UpdateMemoryData, UpdateMemoryErrors, UpdateMemoryResponses, UpdateStoreData, UpdateStoreErrors, UpdateStoreResponses } from './types.gen.js';
+import type { CreateDocumentData, CreateDocumentErrors, CreateDocumentResponses, CreateMemoryData, CreateMemoryErrors, CreateMemoryResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateStoreData, CreateStoreErrors, CreateStoreResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeleteDocumentData, DeleteDocumentErrors, DeleteDocumentResponses, DeleteMemoryData, DeleteMemoryErrors, DeleteMemoryResponses, DeleteStoreData, DeleteStoreErrors, DeleteStoreResponses, GetDocumentData, GetDocumentErrors, GetDocumentResponses, GetMemoryData, GetMemoryErrors, GetMemoryResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetStoreData, GetStoreErrors, GetStoreResponses, KnowledgeChronicleDayData, KnowledgeChronicleDayErrors, KnowledgeChronicleDayResponses, KnowledgeChronicleLastSeenData, KnowledgeChronicleLastSeenErrors, KnowledgeChronicleLastSeenResponses, KnowledgeChronicleSinceData, KnowledgeChronicleSinceErrors, KnowledgeChronicleSinceResponses, KnowledgeCorrectData, KnowledgeCorrectErrors, KnowledgeCorrectResponses, KnowledgeGrepData, KnowledgeGrepErrors, KnowledgeGrepResponses, KnowledgeHistoryData, KnowledgeHistoryErrors, KnowledgeHistoryResponses, KnowledgeLookupData, KnowledgeLookupErrors, KnowledgeLookupResponses, KnowledgeMutationData, KnowledgeMutationErrors, KnowledgeMutationResponses, KnowledgeRecordData, KnowledgeRecordErrors, KnowledgeRecordResponses, KnowledgeRecordsData, KnowledgeRecordsErrors, KnowledgeRecordsResponses, KnowledgeResumeData, KnowledgeResumeErrors, KnowledgeResumeResponses, KnowledgeSaveData, KnowledgeSaveErrors, KnowledgeSaveResponses, KnowledgeTimelineData, KnowledgeTimelineErrors, KnowledgeTimelineResponses, KnowledgeWithdrawData, KnowledgeWithdrawErrors, KnowledgeWithdrawResponses, ListDocumentsData, ListDocumentsErrors, ListDocumentsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMemoriesData, ListMemoriesErrors, ListMemoriesResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListStoresData, ListStoresErrors, ListStoresResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ProjectAuditData, ProjectAuditErrors, ProjectAuditResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, PutMemberData, PutMemberErrors, PutMemberResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchKnowledgeData, SearchKnowledgeErrors, SearchKnowledgeResponses, UpdateDocumentData, UpdateDocumentErrors, UpdateDocumentResponses, UpdateMemoryData, UpdateMemoryErrors, UpdateMemoryResponses, UpdateStoreData, UpdateStoreErrors, UpdateStoreResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -64,7 +64,7 @@ class HeyApiRegistry2<T> {
     get(key?: string): T {
         const instance = this.instances.get(key ?? this.defaultKey);
         if (!instance) {
-            throw new Error(`No SDK client found. Create one with "new Documents()" to fix this error.`);
+            throw new Error(`No SDK client found. Create one with "new Tokens()" to fix this error.`);
         }
         return instance;
     }
@@ -92,7 +92,7 @@ class HeyApiRegistry3<T> {
     get(key?: string): T {
         const instance = this.instances.get(key ?? this.defaultKey);
         if (!instance) {
-            throw new Error(`No SDK client found. Create one with "new MemoryStores()" to fix this error.`);
+            throw new Error(`No SDK client found. Create one with "new Documents()" to fix this error.`);
         }
         return instance;
     }
@@ -120,7 +120,7 @@ class HeyApiRegistry4<T> {
     get(key?: string): T {
         const instance = this.instances.get(key ?? this.defaultKey);
         if (!instance) {
-            throw new Error(`No SDK client found. Create one with "new Knowledge()" to fix this error.`);
+            throw new Error(`No SDK client found. Create one with "new MemoryStores()" to fix this error.`);
         }
         return instance;
     }
@@ -148,7 +148,7 @@ class HeyApiRegistry5<T> {
     get(key?: string): T {
         const instance = this.instances.get(key ?? this.defaultKey);
         if (!instance) {
-            throw new Error(`No SDK client found. Create one with "new Records()" to fix this error.`);
+            throw new Error(`No SDK client found. Create one with "new Knowledge()" to fix this error.`);
         }
         return instance;
     }
@@ -169,6 +169,34 @@ class HeyApiClient6 {
 }
 
 class HeyApiRegistry6<T> {
+    private readonly defaultKey = 'default';
+    
+    private readonly instances: Map<string, T> = new Map();
+    
+    get(key?: string): T {
+        const instance = this.instances.get(key ?? this.defaultKey);
+        if (!instance) {
+            throw new Error(`No SDK client found. Create one with "new Records()" to fix this error.`);
+        }
+        return instance;
+    }
+    
+    set(value: T, key?: string): void {
+        this.instances.set(key ?? this.defaultKey, value);
+    }
+}
+
+class HeyApiClient7 {
+    protected client: Client;
+    
+    constructor(args?: {
+        client?: Client;
+    }) {
+        this.client = args?.client ?? client;
+    }
+}
+
+class HeyApiRegistry7<T> {
     private readonly defaultKey = 'default';
     
     private readonly instances: Map<string, T> = new Map();
@@ -239,6 +267,34 @@ export class Projects extends HeyApiClient {
     }
     
     /**
+     * Project Usage
+     *
+     * What the project stores — documents, their bytes, chunks, memories — and its quotas
+     * (0: none); shared by every server.
+     */
+    public projectUsage<ThrowOnError extends boolean = false>(options: Options<ProjectUsageData, ThrowOnError>) {
+        return (options.client ?? this.client).get<ProjectUsageResponses, ProjectUsageErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/usage',
+            ...options
+        });
+    }
+    
+    /**
+     * Project Audit
+     *
+     * The project's writes, oldest first: who (user, token), what (operation, ids), when,
+     * the request id and the status. Owners only.
+     */
+    public projectAudit<ThrowOnError extends boolean = false>(options: Options<ProjectAuditData, ThrowOnError>) {
+        return (options.client ?? this.client).get<ProjectAuditResponses, ProjectAuditErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/audit',
+            ...options
+        });
+    }
+    
+    /**
      * List Members
      */
     public listMembers<ThrowOnError extends boolean = false>(options: Options<ListMembersData, ThrowOnError>) {
@@ -278,8 +334,64 @@ export class Projects extends HeyApiClient {
     }
 }
 
+export class Tokens extends HeyApiClient {
+    public static readonly __registry = new HeyApiRegistry2<Tokens>();
+    
+    constructor(args?: {
+        client?: Client;
+        key?: string;
+    }) {
+        super(args);
+        Tokens.__registry.set(this, args?.key);
+    }
+    
+    /**
+     * List Tokens
+     *
+     * The caller's tokens, revoked ones included; never a secret. Needs an admin token.
+     */
+    public listTokens<ThrowOnError extends boolean = false>(options?: Options<ListTokensData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListTokensResponses, ListTokensErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/tokens',
+            ...options
+        });
+    }
+    
+    /**
+     * Create Token
+     *
+     * A token of the caller's with a scope, optionally limited to projects and expiring;
+     * the secret is in this answer only. Needs an admin token.
+     */
+    public createToken<ThrowOnError extends boolean = false>(options: Options<CreateTokenData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateTokenResponses, CreateTokenErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/tokens',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Revoke Token
+     *
+     * Revoke a token: refused from now on (on another server within a second).
+     */
+    public revokeToken<ThrowOnError extends boolean = false>(options: Options<RevokeTokenData, ThrowOnError>) {
+        return (options.client ?? this.client).delete<RevokeTokenResponses, RevokeTokenErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/tokens/{token_id}',
+            ...options
+        });
+    }
+}
+
 export class Documents extends HeyApiClient {
-    public static readonly __registry = new HeyApiRegistry2<Documents>();
+    public static readonly __registry = new HeyApiRegistry3<Documents>();
     
     constructor(args?: {
         client?: Client;
@@ -360,7 +472,7 @@ export class Documents extends HeyApiClient {
 }
 
 export class MemoryStores extends HeyApiClient {
-    public static readonly __registry = new HeyApiRegistry3<MemoryStores>();
+    public static readonly __registry = new HeyApiRegistry4<MemoryStores>();
     
     constructor(args?: {
         client?: Client;
@@ -500,7 +612,7 @@ export class MemoryStores extends HeyApiClient {
 }
 
 export class Knowledge extends HeyApiClient {
-    public static readonly __registry = new HeyApiRegistry4<Knowledge>();
+    public static readonly __registry = new HeyApiRegistry5<Knowledge>();
     
     constructor(args?: {
         client?: Client;
@@ -533,7 +645,7 @@ export class Knowledge extends HeyApiClient {
 }
 
 export class Records extends HeyApiClient {
-    public static readonly __registry = new HeyApiRegistry5<Records>();
+    public static readonly __registry = new HeyApiRegistry6<Records>();
     
     constructor(args?: {
         client?: Client;
@@ -706,7 +818,7 @@ export class Records extends HeyApiClient {
 }
 
 export class Dates extends HeyApiClient {
-    public static readonly __registry = new HeyApiRegistry6<Dates>();
+    public static readonly __registry = new HeyApiRegistry7<Dates>();
     
     constructor(args?: {
         client?: Client;

@@ -5,6 +5,60 @@ export type ClientOptions = {
 };
 
 /**
+ * AuditEntryOut
+ */
+export type AuditEntryOut = {
+    /**
+     * Seq
+     */
+    seq: number;
+    /**
+     * At
+     */
+    at: string;
+    /**
+     * User Id
+     */
+    user_id: string;
+    /**
+     * Token Name
+     */
+    token_name: string | null;
+    /**
+     * Request Id
+     */
+    request_id: string;
+    /**
+     * Operation
+     */
+    operation: string;
+    /**
+     * Ids
+     */
+    ids: {
+        [key: string]: string;
+    };
+    /**
+     * Status
+     */
+    status: number;
+};
+
+/**
+ * AuditPage
+ */
+export type AuditPage = {
+    /**
+     * Data
+     */
+    data: Array<AuditEntryOut>;
+    /**
+     * Next Cursor
+     */
+    next_cursor: string | null;
+};
+
+/**
  * ChronicleDayRequest
  */
 export type ChronicleDayRequest = {
@@ -1851,6 +1905,160 @@ export type TimelineRow = {
 };
 
 /**
+ * TokenCreate
+ *
+ * ``POST /v1/tokens``: a named token of the caller's.
+ */
+export type TokenCreate = {
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Scope
+     *
+     * read: read only; write: also write; admin: also manage projects and tokens.
+     */
+    scope?: 'read' | 'write' | 'admin';
+    /**
+     * Projects
+     *
+     * Limit the token to these projects (default: every project).
+     */
+    projects?: Array<string> | null;
+    /**
+     * Expires In
+     *
+     * Expire after this long: a number and s, m, h or d (30d). Default: never.
+     */
+    expires_in?: string | null;
+};
+
+/**
+ * TokenCreated
+ */
+export type TokenCreated = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Scope
+     */
+    scope: 'read' | 'write' | 'admin';
+    /**
+     * Projects
+     */
+    projects: Array<string> | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Expires At
+     */
+    expires_at: string | null;
+    /**
+     * Last Used At
+     */
+    last_used_at: string | null;
+    /**
+     * Revoked At
+     */
+    revoked_at: string | null;
+    /**
+     * Token
+     *
+     * The secret: shown this once, only its hash is kept.
+     */
+    token: string;
+};
+
+/**
+ * TokenList
+ */
+export type TokenList = {
+    /**
+     * Data
+     */
+    data: Array<TokenOut>;
+};
+
+/**
+ * TokenOut
+ *
+ * A token as listed: never its secret.
+ */
+export type TokenOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Scope
+     */
+    scope: 'read' | 'write' | 'admin';
+    /**
+     * Projects
+     */
+    projects: Array<string> | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Expires At
+     */
+    expires_at: string | null;
+    /**
+     * Last Used At
+     */
+    last_used_at: string | null;
+    /**
+     * Revoked At
+     */
+    revoked_at: string | null;
+};
+
+/**
+ * UsageOut
+ *
+ * What a project stores, beside its quotas (0: no quota).
+ */
+export type UsageOut = {
+    /**
+     * Documents
+     */
+    documents: number;
+    /**
+     * Bytes
+     */
+    bytes: number;
+    /**
+     * Chunks
+     */
+    chunks: number;
+    /**
+     * Memories
+     */
+    memories: number;
+    /**
+     * Quotas
+     */
+    quotas: {
+        [key: string]: number;
+    };
+};
+
+/**
  * Via
  *
  * The superseded record whose wording matched a replacement hit.
@@ -2003,6 +2211,115 @@ export type GetProjectResponses = {
 
 export type GetProjectResponse = GetProjectResponses[keyof GetProjectResponses];
 
+export type ProjectUsageData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project_id}/usage';
+};
+
+export type ProjectUsageErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type ProjectUsageError = ProjectUsageErrors[keyof ProjectUsageErrors];
+
+export type ProjectUsageResponses = {
+    /**
+     * Successful Response
+     */
+    200: UsageOut;
+};
+
+export type ProjectUsageResponse = ProjectUsageResponses[keyof ProjectUsageResponses];
+
+export type ProjectAuditData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Since
+         *
+         * From this instant (ISO 8601)
+         */
+        since?: string | null;
+        /**
+         * Until
+         *
+         * Before this instant (ISO 8601)
+         */
+        until?: string | null;
+        /**
+         * Operation
+         *
+         * One operation: POST /v1/projects/{project_id}/documents
+         */
+        operation?: string | null;
+        /**
+         * Cursor
+         *
+         * next_cursor of the previous page
+         */
+        cursor?: string | null;
+        /**
+         * Limit
+         */
+        limit?: number;
+    };
+    url: '/v1/projects/{project_id}/audit';
+};
+
+export type ProjectAuditErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * The member's role does not allow it
+     */
+    403: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type ProjectAuditError = ProjectAuditErrors[keyof ProjectAuditErrors];
+
+export type ProjectAuditResponses = {
+    /**
+     * Successful Response
+     */
+    200: AuditPage;
+};
+
+export type ProjectAuditResponse = ProjectAuditResponses[keyof ProjectAuditResponses];
+
 export type ListMembersData = {
     body?: never;
     path: {
@@ -2140,6 +2457,114 @@ export type PutMemberResponses = {
 };
 
 export type PutMemberResponse = PutMemberResponses[keyof PutMemberResponses];
+
+export type ListTokensData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/tokens';
+};
+
+export type ListTokensErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * The member's role does not allow it
+     */
+    403: ErrorResponse;
+};
+
+export type ListTokensError = ListTokensErrors[keyof ListTokensErrors];
+
+export type ListTokensResponses = {
+    /**
+     * Successful Response
+     */
+    200: TokenList;
+};
+
+export type ListTokensResponse = ListTokensResponses[keyof ListTokensResponses];
+
+export type CreateTokenData = {
+    body: TokenCreate;
+    path?: never;
+    query?: never;
+    url: '/v1/tokens';
+};
+
+export type CreateTokenErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * The member's role does not allow it
+     */
+    403: ErrorResponse;
+};
+
+export type CreateTokenError = CreateTokenErrors[keyof CreateTokenErrors];
+
+export type CreateTokenResponses = {
+    /**
+     * Successful Response
+     */
+    201: TokenCreated;
+};
+
+export type CreateTokenResponse = CreateTokenResponses[keyof CreateTokenResponses];
+
+export type RevokeTokenData = {
+    body?: never;
+    path: {
+        /**
+         * Token Id
+         */
+        token_id: string;
+    };
+    query?: never;
+    url: '/v1/tokens/{token_id}';
+};
+
+export type RevokeTokenErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * The member's role does not allow it
+     */
+    403: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type RevokeTokenError = RevokeTokenErrors[keyof RevokeTokenErrors];
+
+export type RevokeTokenResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type RevokeTokenResponse = RevokeTokenResponses[keyof RevokeTokenResponses];
 
 export type ListDocumentsData = {
     body?: never;

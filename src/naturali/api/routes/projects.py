@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
-from naturali.contracts.resources import MemberList, MemberOut, ProjectList, ProjectOut
+from naturali.contracts.resources import (
+    AuditEntryOut,
+    AuditPage,
+    MemberList,
+    MemberOut,
+    ProjectList,
+    ProjectOut,
+    UsageOut,
+)
 from naturali.service.requests import MemberRole, ProjectCreate
 
 router = APIRouter(prefix="/v1/projects", tags=["projects"])
@@ -27,6 +37,33 @@ def list_projects(user: CurrentUser, svc: Service) -> ProjectList:
 @router.get("/{project_id}", response_model=ProjectOut)
 def get_project(project_id: str, user: CurrentUser, svc: Service) -> ProjectOut:
     return ProjectOut.of(*svc.projects.get(user, project_id))
+
+
+@router.get("/{project_id}/usage", response_model=UsageOut)
+def project_usage(project_id: str, user: CurrentUser, svc: Service) -> UsageOut:
+    """What the project stores — documents, their bytes, chunks, memories — and its quotas
+    (0: none); shared by every server."""
+    used, limits = svc.projects.usage(user, project_id, svc.quotas)
+    return UsageOut(**used.__dict__, quotas=limits.__dict__)
+
+
+@router.get("/{project_id}/audit", response_model=AuditPage, responses=errors.responses(403))
+def project_audit(
+    project_id: str,
+    user: CurrentUser,
+    svc: Service,
+    since: Annotated[str | None, Query(description="From this instant (ISO 8601)")] = None,
+    until: Annotated[str | None, Query(description="Before this instant (ISO 8601)")] = None,
+    operation: Annotated[
+        str | None, Query(description="One operation: POST /v1/projects/{project_id}/documents")
+    ] = None,
+    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+) -> AuditPage:
+    """The project's writes, oldest first: who (user, token), what (operation, ids), when,
+    the request id and the status. Owners only."""
+    entries, next_cursor = svc.audit.list(user, project_id, since, until, operation, cursor, limit)
+    return AuditPage(data=[AuditEntryOut.of(e) for e in entries], next_cursor=next_cursor)
 
 
 @router.get("/{project_id}/members", response_model=MemberList)

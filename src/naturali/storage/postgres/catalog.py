@@ -19,10 +19,11 @@ from naturali.model import (
     Memory,
     MemoryStore,
     Project,
+    ProjectUsage,
     Role,
     SourceType,
+    Token,
     User,
-    utcnow,
 )
 from naturali.ports.storage import (
     ChunkChanges,
@@ -32,8 +33,10 @@ from naturali.ports.storage import (
     memory_owner,
 )
 from naturali.storage import rows as mapping
+from naturali.storage.postgres.audit import PostgresAudit
 from naturali.storage.postgres.connection import Database
 from naturali.storage.postgres.jobs import PostgresIngestJobs
+from naturali.storage.postgres.tokens import PostgresTokens, insert_token
 from naturali.storage.postgres.writes import (
     delete_memory,
     insert_chunks,
@@ -79,7 +82,7 @@ def _user(row: dict[str, Any] | None) -> User | None:
     return User(row["id"], row["name"], row["created_at"]) if row else None
 
 
-class PostgresStorage(PostgresIngestJobs):
+class PostgresStorage(PostgresIngestJobs, PostgresTokens, PostgresAudit):
     def __init__(self, url: str) -> None:
         self.db = Database(url)
 
@@ -87,27 +90,13 @@ class PostgresStorage(PostgresIngestJobs):
         self.db.close()
 
     # users and tokens ---------------------------------------------------------------------
-    def create_user(self, user: User, token_hash: str) -> None:
+    def create_user(self, user: User, token: Token, token_hash: str) -> None:
         with self.db.transaction() as conn:
             conn.execute(
                 b"INSERT INTO users (id, name, created_at) VALUES (%s, %s, %s)",
                 (user.id, user.name, user.created_at),
             )
-            conn.execute(
-                b"INSERT INTO tokens VALUES (%s, %s, %s)", (token_hash, user.id, user.created_at)
-            )
-
-    def add_token(self, user_id: str, token_hash: str) -> None:
-        with self.db.transaction() as conn:
-            conn.execute(b"INSERT INTO tokens VALUES (%s, %s, %s)", (token_hash, user_id, utcnow()))
-
-    def user_for_token(self, token_hash: str) -> User | None:
-        return _user(
-            self.db.one(
-                "SELECT u.* FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = %s",
-                token_hash,
-            )
-        )
+            insert_token(conn, token, token_hash)
 
     def get_user(self, user_id: str) -> User | None:
         return _user(self.db.one("SELECT * FROM users WHERE id = %s", user_id))
@@ -190,6 +179,21 @@ class PostgresStorage(PostgresIngestJobs):
             DOC_SELECT + " WHERE d.project_id = %s AND d.id = ANY(%s)", project_id, list(ids)
         )
         return {r["id"]: mapping.document(r) for r in rows}
+
+    def project_usage(self, project_id: str) -> ProjectUsage:
+        row = self.db.one(
+            "SELECT (SELECT count(*) FROM documents WHERE project_id = %s) AS documents, "
+            "(SELECT coalesce(sum(v.size), 0) FROM documents d JOIN document_versions v "
+            " ON v.project_id = d.project_id AND v.document_id = d.id AND v.version = d.version "
+            " WHERE d.project_id = %s) AS bytes, "
+            "(SELECT count(*) FROM chunks WHERE project_id = %s) AS chunks, "
+            "(SELECT count(*) FROM memories WHERE project_id = %s) AS memories",
+            *[project_id] * 4,
+        )
+        assert row is not None
+        return ProjectUsage(
+            int(row["documents"]), int(row["bytes"]), int(row["chunks"]), int(row["memories"])
+        )
 
     def list_documents(
         self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int

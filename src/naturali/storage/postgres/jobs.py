@@ -16,6 +16,8 @@ from naturali.storage import rows as mapping
 from naturali.storage.postgres.connection import Database
 from naturali.storage.postgres.writes import write_version
 
+COUNTS = "SELECT state, count(*) AS n FROM ingest_jobs GROUP BY state"
+
 
 class PostgresIngestJobs:
     db: Database
@@ -87,6 +89,12 @@ class PostgresIngestJobs:
                 b"WHERE id = %s AND owner = %s",
                 (json.dumps(error), job_id, owner),
             )
+
+    def ingest_job_counts(self) -> dict[str, int]:
+        counts = {state: 0 for state in ("queued", "running", "failed")}
+        for row in self.db.all(COUNTS):
+            counts[row["state"]] = int(row["n"])
+        return counts
 
     def ingest_progress(
         self, project_id: str, document_ids: Sequence[str]

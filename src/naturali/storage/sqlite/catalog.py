@@ -15,8 +15,10 @@ from naturali.model import (
     Memory,
     MemoryStore,
     Project,
+    ProjectUsage,
     Role,
     SourceType,
+    Token,
     User,
 )
 from naturali.ports.storage import (
@@ -28,9 +30,11 @@ from naturali.ports.storage import (
     memory_owner,
 )
 from naturali.storage import rows as mapping
+from naturali.storage.sqlite.audit import SqliteAudit
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.jobs import SqliteIngestJobs
 from naturali.storage.sqlite.migrations import migrate
+from naturali.storage.sqlite.tokens import SqliteTokens, insert_token
 from naturali.storage.sqlite.writes import insert_chunks, write_version
 
 _MAX_VARS = 900  # stay under SQLite's bound-parameter limit
@@ -54,7 +58,7 @@ def _batches(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i : i + _MAX_VARS] for i in range(0, len(items), _MAX_VARS)]
 
 
-class SqliteStorage(SqliteIngestJobs):
+class SqliteStorage(SqliteIngestJobs, SqliteTokens, SqliteAudit):
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path)
@@ -71,25 +75,12 @@ class SqliteStorage(SqliteIngestJobs):
         return list(self.db.conn().execute(sql, args).fetchall())
 
     # users and tokens ---------------------------------------------------------------------
-    def create_user(self, user: User, token_hash: str) -> None:
+    def create_user(self, user: User, token: Token, token_hash: str) -> None:
         with self.db.write() as conn:
             conn.execute(
                 "INSERT INTO users VALUES (?, ?, ?)", (user.id, user.name, user.created_at)
             )
-            conn.execute(
-                "INSERT INTO tokens VALUES (?, ?, ?)", (token_hash, user.id, user.created_at)
-            )
-
-    def add_token(self, user_id: str, token_hash: str) -> None:
-        with self.db.write() as conn:
-            conn.execute("INSERT INTO tokens VALUES (?, ?, datetime('now'))", (token_hash, user_id))
-
-    def user_for_token(self, token_hash: str) -> User | None:
-        row = self._one(
-            "SELECT u.* FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?",
-            token_hash,
-        )
-        return User(row["id"], row["name"], row["created_at"]) if row else None
+            insert_token(conn, token, token_hash)
 
     def get_user(self, user_id: str) -> User | None:
         row = self._one("SELECT * FROM users WHERE id = ?", user_id)
@@ -197,6 +188,21 @@ class SqliteStorage(SqliteIngestJobs):
             for row in self._all(sql, *batch, project_id):
                 out[row["id"]] = mapping.document(row)
         return out
+
+    def project_usage(self, project_id: str) -> ProjectUsage:
+        row = self._one(
+            "SELECT (SELECT count(*) FROM documents WHERE project_id = ?) AS documents, "
+            "(SELECT coalesce(sum(v.size), 0) FROM documents d JOIN document_versions v "
+            " ON v.document_id = d.id AND v.version = d.version WHERE d.project_id = ?) AS bytes, "
+            "(SELECT count(*) FROM chunks WHERE project_id = ?) AS chunks, "
+            "(SELECT count(*) FROM memories WHERE project_id = ?) AS memories",
+            project_id,
+            project_id,
+            project_id,
+            project_id,
+        )
+        assert row is not None
+        return ProjectUsage(row["documents"], row["bytes"], row["chunks"], row["memories"])
 
     def list_documents(
         self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int

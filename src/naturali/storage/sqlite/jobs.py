@@ -15,6 +15,8 @@ from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.writes import write_version
 
+COUNTS = "SELECT state, count(*) AS n FROM ingest_jobs GROUP BY state"
+
 
 class SqliteIngestJobs:
     db: Database
@@ -91,6 +93,12 @@ class SqliteIngestJobs:
                 "WHERE id = ? AND owner = ?",
                 (json.dumps(error), job_id, owner),
             )
+
+    def ingest_job_counts(self) -> dict[str, int]:
+        counts = {state: 0 for state in ("queued", "running", "failed")}
+        for row in self.db.conn().execute(COUNTS):
+            counts[row["state"]] = int(row["n"])
+        return counts
 
     def ingest_progress(
         self, project_id: str, document_ids: Sequence[str]

@@ -131,6 +131,35 @@ MIGRATIONS: list[str] = [
     CREATE INDEX ingest_jobs_document ON ingest_jobs (document_id);
     CREATE INDEX ingest_jobs_waiting ON ingest_jobs (state, created_at);
     """,
+    # 4: named tokens with a scope, projects, an expiry and revocation (service/tokens.py);
+    # the tokens before are admin tokens named "default"
+    """
+    ALTER TABLE tokens ADD COLUMN id TEXT;
+    ALTER TABLE tokens ADD COLUMN name TEXT NOT NULL DEFAULT 'default';
+    ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'admin';
+    ALTER TABLE tokens ADD COLUMN projects TEXT;
+    ALTER TABLE tokens ADD COLUMN expires_at TEXT;
+    ALTER TABLE tokens ADD COLUMN last_used_at TEXT;
+    ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
+    UPDATE tokens SET id = 'tok_' || substr(token_hash, 1, 16);
+    CREATE UNIQUE INDEX tokens_id ON tokens (id);
+    CREATE INDEX tokens_user ON tokens (user_id);
+    """,
+    # 5: the audit trail of writes (api/audit_trail.py), append-only
+    """
+    CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_id TEXT,
+        at TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        token_name TEXT,
+        request_id TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        ids TEXT NOT NULL,
+        status INTEGER NOT NULL
+    );
+    CREATE INDEX audit_project ON audit (project_id, seq);
+    """,
 ]
 
 

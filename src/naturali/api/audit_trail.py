@@ -1,0 +1,90 @@
+"""Every response carries ``X-Request-Id``; every write through the API (a catalogue or
+resource operation that writes) is appended to the audit trail with who made it (user and
+token name), what (the route and the ids it named, and the id it created), when, the request
+id and the status. Never a query, a body or a document's content."""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+from anyio import to_thread
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from naturali.api.guard import USER_KEY
+from naturali.model import AuditEntry, User, utcnow
+from naturali.service.container import Services
+from naturali.service.operations import OPERATIONS, RESOURCES
+
+REQUEST_ID = "request_id"
+_WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+WRITES = {(op.method, op.path) for op in OPERATIONS if op.role == "write"} | {
+    (r.method, r.path)
+    for r in RESOURCES
+    if r.method in _WRITE_METHODS and (r.role in ("write", "owner") or r.role == "any")
+}
+_MAX_BODY = 64 * 1024  # a write's answer is small; read only to find the id it created
+
+
+class AuditTrailMiddleware:
+    def __init__(self, app: ASGIApp, naturali: Services) -> None:
+        self.app = app
+        self.naturali = naturali
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = "req_" + secrets.token_hex(8)
+        scope.setdefault("state", {})[REQUEST_ID] = request_id
+        status, body = 500, bytearray()
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"x-request-id", request_id.encode()),
+                ]
+            elif message["type"] == "http.response.body" and len(body) < _MAX_BODY:
+                body.extend(message.get("body", b"")[: _MAX_BODY - len(body)])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            entry = _entry(scope, request_id, status, bytes(body))
+            if entry is not None:
+                await to_thread.run_sync(self.naturali.audit.record, entry)
+
+
+def _entry(scope: Scope, request_id: str, status: int, body: bytes) -> AuditEntry | None:
+    route = getattr(scope.get("route"), "path", None)
+    user: User | None = scope.get("state", {}).get(USER_KEY)
+    if route is None or user is None or (scope["method"], route) not in WRITES:
+        return None
+    ids = {k: str(v) for k, v in scope.get("path_params", {}).items()}
+    created = _created_id(body) if 200 <= status < 300 else None
+    if created is not None:
+        ids["created"] = created
+    project_id = ids.get("project_id") or (created if route == "/v1/projects" else None)
+    return AuditEntry(
+        at=utcnow(),
+        project_id=project_id,
+        user_id=user.id,
+        token_name=user.token_name,
+        request_id=request_id,
+        operation=f"{scope['method']} {route}",
+        ids=ids,
+        status=status,
+    )
+
+
+def _created_id(body: bytes) -> str | None:
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return None
+    created = answer.get("id") if isinstance(answer, dict) else None
+    return created if isinstance(created, str) else None

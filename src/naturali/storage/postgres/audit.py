@@ -1,0 +1,54 @@
+"""The audit trail in PostgreSQL (ports/storage.py AuditStorage), shared by every server:
+appended, never updated or deleted."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from naturali.model import AuditEntry
+from naturali.storage import rows as mapping
+from naturali.storage.postgres.connection import Database
+
+
+class PostgresAudit:
+    db: Database
+
+    def append_audit(self, entry: AuditEntry) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                b"INSERT INTO audit (project_id, at, user_id, token_name, request_id, operation, "
+                b"ids, status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    entry.project_id,
+                    entry.at,
+                    entry.user_id,
+                    entry.token_name,
+                    entry.request_id,
+                    entry.operation,
+                    json.dumps(entry.ids),
+                    entry.status,
+                ),
+            )
+
+    def list_audit(
+        self,
+        project_id: str,
+        since: str | None,
+        until: str | None,
+        operation: str | None,
+        after_seq: int,
+        limit: int,
+    ) -> list[AuditEntry]:
+        sql = "SELECT * FROM audit WHERE project_id = %s AND seq > %s"
+        args: list[Any] = [project_id, after_seq]
+        for clause, value in (
+            ("at >= %s", since),
+            ("at < %s", until),
+            ("operation = %s", operation),
+        ):
+            if value is not None:
+                sql += f" AND {clause}"
+                args.append(value)
+        rows = self.db.all(sql + " ORDER BY seq LIMIT %s", *args, limit)
+        return [mapping.audit_entry(r) for r in rows]

@@ -1,0 +1,70 @@
+"""Tokens in PostgreSQL (ports/storage.py TokenStorage), shared by every server: a revocation
+is seen by each server at its next lookup of the token."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psycopg
+
+from naturali.model import Token, User
+from naturali.storage import rows as mapping
+from naturali.storage.postgres.connection import Database
+
+INSERT = (
+    b"INSERT INTO tokens (token_hash, user_id, created_at, id, name, scope, projects, "
+    b"expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def insert_token(conn: psycopg.Connection[dict[str, Any]], token: Token, token_hash: str) -> None:
+    projects = json.dumps(list(token.projects)) if token.projects is not None else None
+    conn.execute(
+        INSERT,
+        (
+            token_hash,
+            token.user_id,
+            token.created_at,
+            token.id,
+            token.name,
+            token.scope,
+            projects,
+            token.expires_at,
+        ),
+    )
+
+
+class PostgresTokens:
+    db: Database
+
+    def create_token(self, token: Token, token_hash: str) -> None:
+        with self.db.transaction() as conn:
+            insert_token(conn, token, token_hash)
+
+    def token_for(self, token_hash: str) -> tuple[User, Token] | None:
+        row = self.db.one(
+            "SELECT t.*, u.name AS user_name, u.created_at AS user_created_at "
+            "FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = %s",
+            token_hash,
+        )
+        return mapping.user_and_token(row) if row else None
+
+    def list_tokens(self, user_id: str) -> list[Token]:
+        rows = self.db.all(
+            "SELECT * FROM tokens WHERE user_id = %s ORDER BY created_at, id", user_id
+        )
+        return [mapping.token(r) for r in rows]
+
+    def revoke_token(self, user_id: str, token_id: str, when: str) -> bool:
+        with self.db.transaction() as conn:
+            done = conn.execute(
+                b"UPDATE tokens SET revoked_at = %s WHERE user_id = %s AND id = %s "
+                b"AND revoked_at IS NULL",
+                (when, user_id, token_id),
+            ).rowcount
+        return done == 1
+
+    def touch_token(self, token_id: str, when: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(b"UPDATE tokens SET last_used_at = %s WHERE id = %s", (when, token_id))

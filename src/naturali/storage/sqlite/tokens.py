@@ -1,0 +1,71 @@
+"""Tokens in ``catalog.sqlite`` (ports/storage.py TokenStorage)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from naturali.model import Token, User
+from naturali.storage import rows as mapping
+from naturali.storage.sqlite.connection import Database
+
+INSERT = (
+    "INSERT INTO tokens (token_hash, user_id, created_at, id, name, scope, projects, expires_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def insert_token(conn: sqlite3.Connection, token: Token, token_hash: str) -> None:
+    projects = json.dumps(list(token.projects)) if token.projects is not None else None
+    conn.execute(
+        INSERT,
+        (
+            token_hash,
+            token.user_id,
+            token.created_at,
+            token.id,
+            token.name,
+            token.scope,
+            projects,
+            token.expires_at,
+        ),
+    )
+
+
+class SqliteTokens:
+    db: Database
+
+    def create_token(self, token: Token, token_hash: str) -> None:
+        with self.db.write() as conn:
+            insert_token(conn, token, token_hash)
+
+    def token_for(self, token_hash: str) -> tuple[User, Token] | None:
+        row = (
+            self.db.conn()
+            .execute(
+                "SELECT t.*, u.name AS user_name, u.created_at AS user_created_at "
+                "FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?",
+                (token_hash,),
+            )
+            .fetchone()
+        )
+        return mapping.user_and_token(row) if row else None
+
+    def list_tokens(self, user_id: str) -> list[Token]:
+        rows = self.db.conn().execute(
+            "SELECT * FROM tokens WHERE user_id = ? ORDER BY created_at, id", (user_id,)
+        )
+        return [mapping.token(r) for r in rows]
+
+    def revoke_token(self, user_id: str, token_id: str, when: str) -> bool:
+        with self.db.write() as conn:
+            done = conn.execute(
+                "UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND id = ? "
+                "AND revoked_at IS NULL",
+                (when, user_id, token_id),
+            ).rowcount
+        return done == 1
+
+    def touch_token(self, token_id: str, when: str) -> None:
+        with self.db.write() as conn:
+            conn.execute("UPDATE tokens SET last_used_at = ? WHERE id = ?", (when, token_id))
