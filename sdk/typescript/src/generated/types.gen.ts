@@ -2511,6 +2511,10 @@ export type CreateTokenErrors = {
      * The member's role does not allow it
      */
     403: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
 };
 
 export type CreateTokenError = CreateTokenErrors[keyof CreateTokenErrors];

@@ -12,7 +12,7 @@ from naturali.service.requests import TokenCreate
 router = APIRouter(prefix="/v1/tokens", tags=["tokens"])
 
 
-@router.post("", status_code=201, response_model=TokenCreated, responses=errors.responses(403))
+@router.post("", status_code=201, response_model=TokenCreated, responses=errors.responses(403, 404))
 def create_token(body: TokenCreate, user: CurrentUser, svc: Service) -> TokenCreated:
     """A token of the caller's with a scope, optionally limited to projects and expiring;
     the secret is in this answer only. Needs an admin token."""
