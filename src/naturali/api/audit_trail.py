@@ -38,32 +38,55 @@ class AuditTrailMiddleware:
         request_id = "req_" + secrets.token_hex(8)
         scope.setdefault("state", {})[REQUEST_ID] = request_id
         status, body = 500, bytearray()
+        held: list[Message] = []  # a write's answer, sent once its entry is appended
+        recorded = False
+
+        async def record() -> None:
+            nonlocal recorded
+            recorded = True
+            entry = _entry(scope, request_id, status, bytes(body))
+            if entry is not None:
+                await to_thread.run_sync(self.naturali.audit.record, entry)
 
         async def sending(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [
-                    *message.get("headers", []),
-                    (b"x-request-id", request_id.encode()),
-                ]
-            elif message["type"] == "http.response.body" and len(body) < _MAX_BODY:
-                body.extend(message.get("body", b"")[: _MAX_BODY - len(body)])
+                header = (b"x-request-id", request_id.encode())
+                message["headers"] = [*message.get("headers", []), header]
+                if _is_write(scope):  # routed by now
+                    held.append(message)
+                    return
+            elif held:
+                if len(body) < _MAX_BODY:
+                    body.extend(message.get("body", b"")[: _MAX_BODY - len(body)])
+                held.append(message)
+                if message.get("more_body", False):
+                    return
+                # In the trail before the client hears of it: an acknowledged write is there.
+                await record()
+                for waiting in held:
+                    await send(waiting)
+                held.clear()
+                return
             await send(message)
 
         try:
             await self.app(scope, receive, sending)
         finally:
-            entry = _entry(scope, request_id, status, bytes(body))
-            if entry is not None:
-                await to_thread.run_sync(self.naturali.audit.record, entry)
+            if not recorded:  # no answer was completed (the client left, or an error)
+                await record()
+
+
+def _is_write(scope: Scope) -> bool:
+    return (scope["method"], getattr(scope.get("route"), "path", None)) in WRITES
 
 
 def _entry(scope: Scope, request_id: str, status: int, body: bytes) -> AuditEntry | None:
-    route = getattr(scope.get("route"), "path", None)
     user: User | None = scope.get("state", {}).get(USER_KEY)
-    if route is None or user is None or (scope["method"], route) not in WRITES:
+    if user is None or not _is_write(scope):
         return None
+    route = scope["route"].path
     ids = {k: str(v) for k, v in scope.get("path_params", {}).items()}
     created = _created_id(body) if 200 <= status < 300 else None
     if created is not None:
