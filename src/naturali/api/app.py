@@ -40,8 +40,8 @@ UI_DIR = Path(__file__).resolve().parents[1] / "ui"
 
 def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAPI:
     """The API on ``naturali``; ``close_on_shutdown`` closes the services when the server stops
-    (``naturali serve``: uvicorn ends the process by re-raising SIGTERM after the app's
-    shutdown, so this is the last moment to save the search indexes)."""
+    (``naturali serve``: after uvicorn has let the requests in flight finish, the app's
+    shutdown is the last moment to hand ingestion back and save the search indexes)."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
