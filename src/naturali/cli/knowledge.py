@@ -12,7 +12,7 @@ import typer
 
 from naturali.cli import views
 from naturali.cli.common import BaseUrl, Token, client, errors
-from naturali.cli.model_options import field_parameter, keyword, request_from
+from naturali.cli.model_options import field_parameter, keyword, request_from, with_parameters
 from naturali.service.operations import OPERATIONS, Operation, Target
 
 app = typer.Typer(
@@ -56,11 +56,7 @@ def _command(operation: Operation) -> Callable[..., None]:
             response = api.request(operation.method, operation.url(target, request), **extra)
         show(response, common["as_json"])
 
-    parameters = _parameters(operation)
-    command.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
-    command.__doc__ = f"{operation.doc} ({operation.name})"
-    return command
+    return with_parameters(command, _parameters(operation), f"{operation.doc} ({operation.name})")
 
 
 for _operation in OPERATIONS:

@@ -9,6 +9,7 @@ import inspect
 import json
 import re
 import typing
+from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -33,6 +34,16 @@ def keyword(
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
     )
+
+
+def with_parameters(
+    function: Callable[..., None], parameters: list[inspect.Parameter], doc: str
+) -> Callable[..., None]:
+    """``function`` (taking ``**given``) as Typer sees a command: these parameters, this help."""
+    function.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
+    function.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
+    function.__doc__ = doc
+    return function
 
 
 def field_parameter(name: str, info: FieldInfo, *, argument: bool = False) -> inspect.Parameter:

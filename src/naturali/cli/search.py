@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from naturali.cli.common import BaseUrl, DataDir, Token, client, errors, local_service, print_json
-from naturali.cli.model_options import field_parameter, keyword, request_from
+from naturali.cli.model_options import field_parameter, keyword, request_from, with_parameters
 from naturali.service.requests import SearchRequest
 
 if TYPE_CHECKING:
@@ -60,13 +60,11 @@ def _command() -> Callable[..., None]:
     def search_knowledge(**given: Any) -> None:
         _search(**given)
 
-    parameters = _parameters()
-    search_knowledge.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
-    search_knowledge.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
-    search_knowledge.__doc__ = (
-        "Search a project's documents and memories; a table by default, --json for raw."
+    return with_parameters(
+        search_knowledge,
+        _parameters(),
+        "Search a project's documents and memories; a table by default, --json for raw.",
     )
-    return search_knowledge
 
 
 OWN = ("project_id", "as_json", "local", "data_dir", "base_url", "token")

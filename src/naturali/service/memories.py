@@ -269,10 +269,13 @@ class Memories:
         written; what a search finds left is mostly files edited by other means. A search
         passes a ``budget`` in seconds: once spent, the remaining records wait for the next
         call, so no search does unbounded embedding on another writer's behalf."""
-        with self._reconciling_guard:
-            lock = self._reconciling.setdefault(store.id, threading.Lock())
-        with lock:
+        with self._store_lock(store.id):
             return self._reconcile(store, budget)
+
+    def _store_lock(self, store_id: str) -> threading.Lock:
+        """The lock a store's reconcile and the indexing of handed writes share."""
+        with self._reconciling_guard:
+            return self._reconciling.setdefault(store_id, threading.Lock())
 
     def _reconcile(self, store: MemoryStore, budget: float | None) -> ReconcileReport:
         view = self._stores.context(store.id).view()
@@ -308,9 +311,7 @@ class Memories:
         store = self._storage.get_memory_store(project_id, store_id)
         if store is None:
             return
-        with self._reconciling_guard:
-            lock = self._reconciling.setdefault(store.id, threading.Lock())
-        with lock:
+        with self._store_lock(store.id):
             known = self._storage.memory_hashes(store.id)
             for write in writes:
                 if write.lifecycle != "active":

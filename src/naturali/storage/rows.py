@@ -203,3 +203,38 @@ def audit_entry(row: Row) -> AuditEntry:
         status=int(row["status"]),
         seq=int(row["seq"]),
     )
+
+
+TOKEN_COLUMNS = "token_hash, user_id, created_at, id, name, scope, projects, expires_at"
+
+
+def token_row(token: Token, token_hash: str) -> tuple[Any, ...]:
+    """A token's columns, in ``TOKEN_COLUMNS``' order, as stored (projects as JSON)."""
+    projects = json.dumps(list(token.projects)) if token.projects is not None else None
+    return (
+        token_hash,
+        token.user_id,
+        token.created_at,
+        token.id,
+        token.name,
+        token.scope,
+        projects,
+        token.expires_at,
+    )
+
+
+AUDIT_COLUMNS = "project_id, at, user_id, token_name, request_id, operation, ids, status"
+
+
+def audit_row(entry: AuditEntry) -> tuple[Any, ...]:
+    """An audit entry's columns, in ``AUDIT_COLUMNS``' order (ids as JSON)."""
+    return (
+        entry.project_id,
+        entry.at,
+        entry.user_id,
+        entry.token_name,
+        entry.request_id,
+        entry.operation,
+        json.dumps(entry.ids),
+        entry.status,
+    )

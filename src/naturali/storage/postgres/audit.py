@@ -3,12 +3,15 @@ appended, never updated or deleted."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from naturali.model import AuditEntry
 from naturali.storage import rows as mapping
 from naturali.storage.postgres.connection import Database
+
+INSERT = (
+    f"INSERT INTO audit ({mapping.AUDIT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)".encode()
+)
 
 
 class PostgresAudit:
@@ -16,20 +19,7 @@ class PostgresAudit:
 
     def append_audit(self, entry: AuditEntry) -> None:
         with self.db.transaction() as conn:
-            conn.execute(
-                b"INSERT INTO audit (project_id, at, user_id, token_name, request_id, operation, "
-                b"ids, status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    entry.project_id,
-                    entry.at,
-                    entry.user_id,
-                    entry.token_name,
-                    entry.request_id,
-                    entry.operation,
-                    json.dumps(entry.ids),
-                    entry.status,
-                ),
-            )
+            conn.execute(INSERT, mapping.audit_row(entry))
 
     def list_audit(
         self,

@@ -3,7 +3,6 @@ is seen by each server at its next lookup of the token."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import psycopg
@@ -13,26 +12,12 @@ from naturali.storage import rows as mapping
 from naturali.storage.postgres.connection import Database
 
 INSERT = (
-    b"INSERT INTO tokens (token_hash, user_id, created_at, id, name, scope, projects, "
-    b"expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)".encode()
 )
 
 
 def insert_token(conn: psycopg.Connection[dict[str, Any]], token: Token, token_hash: str) -> None:
-    projects = json.dumps(list(token.projects)) if token.projects is not None else None
-    conn.execute(
-        INSERT,
-        (
-            token_hash,
-            token.user_id,
-            token.created_at,
-            token.id,
-            token.name,
-            token.scope,
-            projects,
-            token.expires_at,
-        ),
-    )
+    conn.execute(INSERT, mapping.token_row(token, token_hash))
 
 
 class PostgresTokens:

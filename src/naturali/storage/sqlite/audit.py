@@ -3,12 +3,13 @@ updated or deleted."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from naturali.model import AuditEntry
 from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
+
+INSERT = f"INSERT INTO audit ({mapping.AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 class SqliteAudit:
@@ -16,20 +17,7 @@ class SqliteAudit:
 
     def append_audit(self, entry: AuditEntry) -> None:
         with self.db.write() as conn:
-            conn.execute(
-                "INSERT INTO audit (project_id, at, user_id, token_name, request_id, operation, "
-                "ids, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    entry.project_id,
-                    entry.at,
-                    entry.user_id,
-                    entry.token_name,
-                    entry.request_id,
-                    entry.operation,
-                    json.dumps(entry.ids),
-                    entry.status,
-                ),
-            )
+            conn.execute(INSERT, mapping.audit_row(entry))
 
     def list_audit(
         self,

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 from naturali.model import Token, User
 from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
 
-INSERT = (
-    "INSERT INTO tokens (token_hash, user_id, created_at, id, name, scope, projects, expires_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
+INSERT = f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def insert_token(conn: sqlite3.Connection, token: Token, token_hash: str) -> None:
-    projects = json.dumps(list(token.projects)) if token.projects is not None else None
-    conn.execute(
-        INSERT,
-        (
-            token_hash,
-            token.user_id,
-            token.created_at,
-            token.id,
-            token.name,
-            token.scope,
-            projects,
-            token.expires_at,
-        ),
-    )
+    conn.execute(INSERT, mapping.token_row(token, token_hash))
 
 
 class SqliteTokens:
