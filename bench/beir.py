@@ -3,8 +3,9 @@
 The corpus is ingested as documents of one project (`/corpus/<id>.md`, title as heading),
 then every test query is searched with limit 100. Chunks map to their document; a document
 counts at its best-ranked chunk. Prints nDCG@10 and Recall@100 for the lexical leg only, the
-vector leg only, reciprocal rank fusion (the baseline to beat) and naturali's hybrid, which is
-also run through the HTTP API to show it is the same ranking.
+vector leg only, reciprocal rank fusion (the baseline to beat), the blend with one α for every
+query (before ``fusion.query_alpha``) and naturali's hybrid, which is also run through the HTTP
+API to show it is the same ranking.
 
     python bench/beir.py [--corpus ../shared/data/scifact] [--data-dir DIR]
 
@@ -77,6 +78,7 @@ def main() -> None:
         "lexical (BM25, stemmed)": {"ranking": Ranking(signals="lexical")},
         "vector (cosine)": {"ranking": Ranking(signals="vector")},
         "hybrid, RRF (baseline)": {"ranking": Ranking(fusion="rrf")},
+        "hybrid, blend, fixed alpha": {"ranking": Ranking(confident_shift=0.0)},
         "hybrid, naturali": {"ranking": Ranking()},
     }
     for name, options in variants.items():
@@ -106,11 +108,11 @@ def main() -> None:
     runs["hybrid, naturali via HTTP"] = http_scores
 
     print(f"\n{args.corpus.name}: {len(judged)} test queries")
-    print(f"{'':28} {'nDCG@10':>8} {'Recall@100':>11}")
+    print(f"{'':30} {'nDCG@10':>8} {'Recall@100':>11}")
     for name, scores in runs.items():
         ndcg = sum(s[0] for s in scores) / len(scores)
         recall = sum(s[1] for s in scores) / len(scores)
-        print(f"{name:28} {ndcg:8.3f} {recall:11.3f}")
+        print(f"{name:30} {ndcg:8.3f} {recall:11.3f}")
     naturali.close()
 
 

@@ -49,7 +49,8 @@ def test_openapi_is_valid_and_complete(api: Api) -> None:
         "document_ids",
         "memory_store_ids",
         "tags",
-        "explain",  # the one documented naturali extension
+        "explain",  # the documented naturali extensions
+        "rerank",
     }
     assert request["additionalProperties"] is False
     assert request["properties"]["limit"]["maximum"] == 100

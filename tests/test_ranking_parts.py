@@ -162,7 +162,7 @@ def test_a_documents_title_is_carried_into_chunks_that_do_not_start_with_it() ->
     index.add(1, "A later paragraph about cytokines.", title)
     index.add(2, "A later paragraph about cytokines.")
     mask = np.ones(3, bool)
-    scores = index.score(query_terms("suppressor cells"), mask, 3)
+    scores = index.score(query_terms("suppressor cells"), mask, 3).scores
     assert scores[0] > 0 and scores[1] > 0 and scores[2] == 0
     # The heading is not counted twice where the chunk already begins with the title.
     assert index.lengths().tolist()[0] == 7
@@ -178,7 +178,9 @@ def test_a_snapshot_of_the_lexical_index_scores_the_same() -> None:
     index.add(4, "alpha delta")
     mask = np.array([True, True, False, True, True])
     for query in (["alpha"], ["beta", "delta"], ["zeta", "gamma"]):
-        assert np.allclose(index.score(query, mask, 4), restored.score(query, mask, 4))
+        assert np.allclose(
+            index.score(query, mask, 4).scores, restored.score(query, mask, 4).scores
+        )
 
 
 def test_a_restored_lexical_index_saves_every_term_searched_added_to_or_not() -> None:
@@ -198,8 +200,12 @@ def test_a_restored_lexical_index_saves_every_term_searched_added_to_or_not() ->
     assert sorted(again.to_arrays().vocabulary) == sorted(index.to_arrays().vocabulary)
     mask = np.ones(4, bool)
     for term in ("alpha", "beta", "gamma", "delta", "epsilon", "omega"):
-        assert np.allclose(index.score([term], mask, 4), again.score([term], mask, 4)), term
-        assert np.allclose(index.score([term], mask, 4), restored.score([term], mask, 4)), term
+        assert np.allclose(
+            index.score([term], mask, 4).scores, again.score([term], mask, 4).scores
+        ), term
+        assert np.allclose(
+            index.score([term], mask, 4).scores, restored.score([term], mask, 4).scores
+        ), term
 
 
 def test_a_waiting_sync_holds_new_readers_back() -> None:

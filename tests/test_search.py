@@ -12,6 +12,8 @@ from fastapi import Request
 
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
+from naturali.retrieval import fusion
+from naturali.text.tokens import query_terms
 
 DOCS = {
     "/handbook/support/refunds.md": "Refunds are processed within five business days.",
@@ -379,7 +381,8 @@ def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyP
 def test_the_fused_score_weighs_the_vector_leg_by_the_models_weight(api: Api) -> None:
     """fused = w·minmax(cosine) + (1 − w)·minmax(BM25) over the candidates, where w is the
     embedding model's own ``vector_weight`` (0.7 for bge-small, chosen on SciFact's train
-    queries), not equal weights."""
+    queries), not equal weights — less 0.4 × the square of how near the best BM25 comes to the
+    query's most possible BM25 (``fusion.query_alpha``)."""
     project_id = api.project()
     api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
     api.doc(project_id, "/policy.md", "A refund request: refunds, refund times, refund rules.")
@@ -397,8 +400,15 @@ def test_the_fused_score_weighs_the_vector_leg_by_the_models_weight(api: Api) ->
     cosines = minmax([h["explain"]["cosine"] for h in hits])
     bm25 = minmax([h["explain"]["bm25"] for h in hits])
     fused = np.array([h["explain"]["fused"] for h in hits])
-    assert np.allclose(fused, weight * cosines + (1 - weight) * bm25, atol=1e-5)
-    assert not np.allclose(fused, 0.5 * cosines + 0.5 * bm25, atol=1e-3)
+    terms = query_terms("how long do refunds take")
+    with api.naturali.indexes.synced(project_id) as index:
+        bound = index.lexical.score(terms, index.live_rows, 4).bound
+    best = max(h["explain"]["bm25"] for h in hits)
+    confidence = best / bound
+    alpha = weight - 0.4 * confidence**2
+    assert 0.3 < confidence < 1 and np.isclose(fusion.query_alpha(weight, best, bound), alpha)
+    assert np.allclose(fused, alpha * cosines + (1 - alpha) * bm25, atol=1e-5)
+    assert not np.allclose(fused, weight * cosines + (1 - weight) * bm25, atol=1e-3)
 
 
 def test_every_search_goes_through_the_routes_dependencies(api: Api) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from naturali.embed.factory import build_embedder
+from naturali.embed.factory import build_embedder, build_reranker
 from naturali.ports.embedder import Embedder
 from naturali.ports.state import StateFactory
 from naturali.ports.storage import Storage
@@ -31,9 +31,10 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
     return Services(
         settings,
         storage,
-        state,
+        (state, SqliteState),  # the store's state; a scratch one for projections (asOf)
         (lambda: embedder) if embedder is not None else (lambda: build_embedder(settings)),
         concurrency(settings),
+        lambda: build_reranker(settings),
     )
 
 

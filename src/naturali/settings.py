@@ -40,6 +40,13 @@ class Settings:
     # <cache_dir>/models): ~2x less CPU per query; passages are always embedded by the exact
     # model. bge-small's products are int8 already, so this changes nothing for it.
     embedder_int8_queries: bool = True
+    # The second stage (``rerank: true`` on a search): how many of the fused ranking's top
+    # candidates the cross-encoder rescores, and which one — the shipped
+    # ms-marco-MiniLM-L-12-v2 unless reranker_dir names a directory of model.onnx and
+    # tokenizer.json (reranker_sha256, when set, pins its model file).
+    rerank_depth: int = 20
+    reranker_dir: Path | None = None
+    reranker_sha256: str | None = None
     # Vault writes: commit each mutation to the vault's own Git repository.
     vault_git: bool = True
     git_binary: str = "git"
@@ -92,8 +99,9 @@ class Settings:
         # directories, so a path relative to where the server started would mean another
         # place to each of them.
         object.__setattr__(self, "data_dir", self.data_dir.expanduser().resolve())
-        if self.cache_dir is not None:
-            object.__setattr__(self, "cache_dir", self.cache_dir.expanduser().resolve())
+        for name in ("cache_dir", "reranker_dir"):
+            if (path := getattr(self, name)) is not None:
+                object.__setattr__(self, name, Path(path).expanduser().resolve())
         if self.embedder not in ("onnx", "http"):
             raise ValueError(f"unknown embedder {self.embedder!r} (expected 'onnx' or 'http')")
         if self.embedder == "onnx" and self.embedder_model not in (None, *MODELS):
@@ -111,6 +119,8 @@ class Settings:
             raise ValueError(
                 "index_snapshot_rows must be at least 1 and query_vector_cache_entries at least 0"
             )
+        if not 1 <= self.rerank_depth <= 100:
+            raise ValueError("rerank_depth must be between 1 and 100")
         if self.search_threads < 0:
             raise ValueError("search_threads must be at least 0 (0: one per CPU)")
 

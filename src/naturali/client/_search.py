@@ -23,6 +23,7 @@ class SearchKnowledge(Resource):
         memory_store_ids: list[str] | None = None,
         tags: dict[str, str] | None = None,
         explain: bool | None = None,
+        rerank: bool | None = None,
     ) -> KnowledgeSearchResponse:
         """Search the project's documents and memories (docs/spec/search-api.md).
 
@@ -40,6 +41,11 @@ class SearchKnowledge(Resource):
         explain: naturali extension: add to each result why it ranked there (its rank and
             cosine in the vector leg, its rank and BM25 score in the lexical leg, the fused
             score). Without it the response is exactly the spec's. Default False.
+        rerank: naturali extension: rescore the fused ranking's top candidates (the server's
+            rerank_depth, 20 unless configured) with a cross-encoder that reads the query and
+            each passage together, and order them by it. Slower (tens of ms per candidate on a
+            small CPU); with explain, each rescored result shows its rerank score. Default
+            False.
         """
         given: dict[str, Any] = {
             "query": query,
@@ -52,6 +58,7 @@ class SearchKnowledge(Resource):
             "memory_store_ids": memory_store_ids,
             "tags": tags,
             "explain": explain,
+            "rerank": rerank,
         }
         body = {k: v for k, v in given.items() if v is not None}
         url = f"/v1/projects/{project_id}/knowledge/search"

@@ -132,6 +132,7 @@ class GrepResult(WireModel):
     index: IndexState
     coverage: Coverage
     freshness: Freshness
+    as_of: str | None = None  # asOf, when the call asked for a past instant
 
 
 LookupStatus = Literal["found", "ambiguous", "missing"]
@@ -143,6 +144,7 @@ class LookupResult(WireModel):
     hits: list[CompleteHit]
     coverage: Coverage
     freshness: Freshness
+    as_of: str | None = None  # asOf, when the call asked for a past instant
 
 
 class InventoryRow(WireModel):
@@ -165,6 +167,7 @@ class RecordsResult(WireModel):
     snapshot: str
     coverage: Coverage
     freshness: Freshness
+    as_of: str | None = None  # asOf, when the call asked for a past instant
 
 
 class RecordResult(InventoryRow):
@@ -174,6 +177,7 @@ class RecordResult(InventoryRow):
     evidence: list[Evidence]
     citation: Citation
     freshness: Freshness
+    as_of: str | None = None  # asOf, when the call asked for a past instant
 
 
 class DateValue(WireModel):
@@ -241,6 +245,7 @@ class TimelineResult(WireModel):
     time_zone: str | None = None
     from_: str | None = Field(default=None, alias="from")
     to: str | None = None
+    as_of: str | None = None  # asOf, when the call asked for a past instant
 
 
 class LastSeenResult(WireModel):
@@ -251,6 +256,7 @@ class LastSeenResult(WireModel):
     index: IndexState
     coverage: Coverage
     freshness: Freshness
+    as_of: str | None = None  # asOf, when the call asked for a past instant
 
 
 class ReceiptRecord(WireModel):

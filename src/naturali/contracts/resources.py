@@ -150,13 +150,15 @@ class MemoryList(BaseModel):
 class Explanation(BaseModel):
     """Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
     candidates (null when that leg did not propose it), its cosine and BM25 score, and the
-    fused score that orders the results."""
+    fused score that orders the results — or, with ``rerank: true``, the cross-encoder's
+    score that orders the rescored top (null for results below it)."""
 
     vector_rank: int | None
     cosine: float | None
     lexical_rank: int | None
     bm25: float | None
     fused: float
+    rerank: float | None = None
 
 
 class DocumentKnowledgeResult(BaseModel):

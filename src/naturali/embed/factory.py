@@ -5,7 +5,9 @@ from __future__ import annotations
 from naturali.embed.http import HttpEmbedder
 from naturali.embed.models import DEFAULT_MODEL
 from naturali.embed.onnx import OnnxEmbedder
+from naturali.embed.rerank import OnnxReranker
 from naturali.ports.embedder import Embedder
+from naturali.ports.reranker import Reranker
 from naturali.settings import Settings
 
 
@@ -23,3 +25,8 @@ def build_embedder(settings: Settings) -> Embedder:
     if not settings.embedder_url or not settings.embedder_model:
         raise ValueError("embedder 'http' needs embedder_url and embedder_model")
     return HttpEmbedder(settings.embedder_url, settings.embedder_model, settings.embedder_api_key)
+
+
+def build_reranker(settings: Settings) -> Reranker:
+    """The second stage's cross-encoder: the shipped one, or the operator's directory."""
+    return OnnxReranker(settings.reranker_dir, settings.reranker_sha256, settings.embedder_threads)

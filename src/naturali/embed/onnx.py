@@ -54,7 +54,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _verified(path: Path, expected: str) -> Path:
+def verified(path: Path, expected: str) -> Path:
     actual = _sha256(path)
     if actual != expected:
         raise ModelIntegrityError(f"{path}: sha256 {actual} does not match {expected}")
@@ -62,7 +62,7 @@ def _verified(path: Path, expected: str) -> Path:
 
 
 def load_tokenizer() -> Tokenizer:
-    tokenizer = Tokenizer.from_file(str(_verified(TOKENIZER_PATH, TOKENIZER_SHA256)))
+    tokenizer = Tokenizer.from_file(str(verified(TOKENIZER_PATH, TOKENIZER_SHA256)))
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the batch's longest
     return tokenizer
@@ -81,7 +81,7 @@ def _lower_priority() -> None:
         log.warning("could not lower the passage threads' CPU priority", exc_info=True)
 
 
-def _session(model: Path | bytes, threads: int) -> ort.InferenceSession:
+def session(model: Path | bytes, threads: int) -> ort.InferenceSession:
     options = ort.SessionOptions()
     # Bounded threads, no spinning between calls, no per-shape memory patterns (shapes vary).
     options.intra_op_num_threads = max(1, threads)
@@ -123,7 +123,7 @@ class OnnxEmbedder:
         The query model loads on a thread of its own (its first build takes ~3 s): until it
         is ready, and if it cannot be built, queries use the exact model."""
         self._spec = spec = model_spec(model)
-        path = _verified(spec.path, spec.sha256)
+        path = verified(spec.path, spec.sha256)
         self.model_id: str = spec.model_id
         self.vector_weight: float = spec.vector_weight
         self.dimension: int = DIMENSION
@@ -135,11 +135,11 @@ class OnnxEmbedder:
         # An int8 model's short runs are no faster on two threads here, and cost ~40% more CPU
         # (bge-small, a 20-piece query: 5.2 ms on two, 4.5 on one), so callers use one.
         caller_threads = 1 if spec.int8_activations else max(1, threads)
-        self._session = _session(path, caller_threads)
+        self._session = session(path, caller_threads)
         self._streams = max(1, threads)
         # The passage threads' session runs on one thread each: the caller's, when it does
         # already (a second like it would load the model again: ~0.13 s and ~50 MiB here).
-        self._bulk = _session(path, 1) if caller_threads > 1 else self._session
+        self._bulk = session(path, 1) if caller_threads > 1 else self._session
         self._pool = ThreadPoolExecutor(
             self._streams, thread_name_prefix="naturali-passages", initializer=_lower_priority
         )
@@ -169,8 +169,8 @@ class OnnxEmbedder:
 
         try:
             fast = query_model(spec.path, spec.sha256, cache_dir)
-            alone = _session(fast, threads)
-            self._query_sessions = (alone, _session(fast, 1) if self._streams > 1 else alone)
+            alone = session(fast, threads)
+            self._query_sessions = (alone, session(fast, 1) if self._streams > 1 else alone)
         except Exception:  # a full disk, a broken install: exact queries, slower but right
             log.exception("the int8 query model could not be built; queries use the exact model")
         finally:

@@ -182,6 +182,12 @@ class StateStore(Protocol):
         """A record's revisions, oldest first, with their receipts."""
         ...
 
+    def revisions_at(self, instant: str) -> list[PlannedWrite]:
+        """Each record's revision that was current at ``instant`` (a ``utcnow()``-form UTC
+        timestamp): its last recorded write at or before then, content included (from the
+        journal), by record id."""
+        ...
+
     def close(self) -> None:
         """Close the state's connections."""
         ...

@@ -1,7 +1,8 @@
 """Fusing the vector and lexical legs.
 
 Both legs are scored for every candidate (the union of each leg's top candidates), each
-normalised by min–max over that union, and blended ``α·vector + (1−α)·lexical``.
+normalised by min–max over that union, and blended ``α·vector + (1−α)·lexical``, α
+lowered for a query whose lexical leg is confident (``query_alpha``).
 Unlike reciprocal rank fusion, this keeps how far apart candidates are in each leg, which
 measured better on SciFact (see README, "Evaluation"). α is the embedding model's
 ``vector_weight``, chosen on SciFact's train queries, never on its test queries; ALPHA, equal
@@ -15,6 +16,10 @@ import numpy.typing as npt
 
 ALPHA = 0.5
 RRF_K = 60
+# How much of the vector's share moves to the lexical leg when its best passage saturates
+# every query term (``query_alpha``): chosen on SciFact train and LoCoMo-dev's turns as
+# documents, where it held on both (README, "Evaluation").
+CONFIDENT_SHIFT = 0.4
 
 Floats = npt.NDArray[np.float32]
 
@@ -46,6 +51,19 @@ def blend(
         if vector_ok.any():
             vector_part[vector_ok] = _minmax(vector[vector_ok])
     return (alpha * vector_part + (1.0 - alpha) * _minmax(lexical)).astype(np.float32)
+
+
+def query_alpha(
+    alpha: float, best_bm25: float, bound: float, shift: float = CONFIDENT_SHIFT
+) -> float:
+    """The vector leg's share for one query: ``alpha``, less ``shift`` × the square
+    of how close the lexical leg's best passage comes to the most BM25 the query can give.
+    A passage that literally holds the query's rare terms is a strong signal the vector leg
+    may miss (an identifier, a release name); squared, the shift stays small until it is."""
+    if bound <= 0.0:
+        return alpha
+    confidence = min(1.0, best_bm25 / bound)
+    return max(0.0, alpha - shift * confidence * confidence)
 
 
 def rrf(vector_rank: npt.NDArray[np.int64], lexical_rank: npt.NDArray[np.int64]) -> Floats:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from naturali.retrieval import fusion
+from naturali.retrieval import conversation, fusion
+from naturali.retrieval.conversation import Conversation
+from naturali.retrieval.fusion import CONFIDENT_SHIFT
 from naturali.retrieval.index import ProjectIndex
-from naturali.retrieval.vectors import Nearest, ScanPool
+from naturali.retrieval.vectors import Nearest, Scan, ScanPool
 
 Signals = Literal["hybrid", "vector", "lexical"]
 CANDIDATES_PER_LEG = 100
@@ -27,6 +29,8 @@ class Ranking:
     signals: Signals = "hybrid"
     fusion: Literal["blend", "rrf"] = "blend"
     vector_weight: float | None = None  # the blend's; None: the embedder's (the service's)
+    confident_shift: float = CONFIDENT_SHIFT  # fusion.query_alpha; 0: a fixed α
+    conversation: Conversation | None = Conversation()  # memories' re-scoring; None: off
 
 
 PRODUCT = Ranking()
@@ -47,11 +51,13 @@ class Ranked:
 
 @dataclass(frozen=True)
 class _Legs:
-    """Each leg's candidates, best first, and every row's BM25 (empty for the vector alone)."""
+    """Each leg's candidates, best first, every row's BM25 (empty for the vector alone) and
+    the most BM25 the query could reach (``LexicalScores.bound``)."""
 
     vector: npt.NDArray[np.int64]
     lexical: npt.NDArray[np.int64]
     bm25: npt.NDArray[np.float32]
+    bound: float = 0.0
 
 
 def rank(
@@ -64,41 +70,37 @@ def rank(
     ranking: Ranking = PRODUCT,
     scan_pool: ScanPool | None = None,
     timings: dict[str, float] | None = None,
+    names: Sequence[str] = (),
 ) -> list[Ranked]:
     """``query_vector`` is asked for only after the lexical leg has run, so the caller can
     embed the query concurrently with it; it is given the lexical leg's candidates, best
     first (none for the vector leg alone). ``timings``, when given, receives the seconds of
-    each stage: lexical, query_embedding (what was left to wait for), vector, fusion."""
+    each stage: lexical, query_embedding (what was left to wait for), vector, fusion.
+    ``names``: the query's names (``tokens.names``), which memories are matched against."""
     subset = int(np.count_nonzero(mask))
     if subset == 0:
         return []
     started = time.perf_counter()
     pool = max(CANDIDATES_PER_LEG, limit)
     scan = index.vectors.scan(mask, pool) if ranking.signals != "lexical" else None
-    bm25 = np.zeros(0, np.float32)
-    lexical_candidates = np.empty(0, np.int64)
+    bm25, bound, lexical_candidates = np.zeros(0, np.float32), 0.0, np.empty(0, np.int64)
     if ranking.signals != "vector":
-        bm25 = index.lexical.score(query_terms, mask, subset)
+        bm25, bound = index.lexical.score(query_terms, mask, subset)
         hits = np.flatnonzero(bm25 > 0)  # zero outside the mask
         lexical_candidates = _top(hits, bm25[hits], pool)
     lexical = time.perf_counter()
     query = query_vector(lexical_candidates)
     embedded = time.perf_counter()
-    nearest = Nearest(np.empty(0, np.int64), np.empty(0, np.float32))
-    if scan is not None:
-        nearest = scan.nearest(query, scan_pool)
-        if min_similarity is not None:
-            eligible = nearest.cosines >= min_similarity
-            nearest = Nearest(nearest.rows[eligible], nearest.cosines[eligible])
+    nearest = _vector_leg(scan, query, scan_pool, min_similarity)
     vector = time.perf_counter()
-    legs = _Legs(nearest.rows, lexical_candidates, bm25)
+    legs = _Legs(nearest.rows, lexical_candidates, bm25, bound)
     candidates, similarity = _candidates(index, ranking, legs, nearest, query)
     fused = _fused(ranking, candidates, similarity, legs, min_similarity)
+    if ranking.conversation is not None and ranking.signals == "hybrid":
+        fused = conversation.rescored(index, mask, candidates, fused, names, ranking.conversation)
     order = np.lexsort((index.seqs[candidates], -fused))[:limit]
     if timings is not None:
-        ends = (started, lexical, embedded, vector, time.perf_counter())
-        stages = ("lexical", "query_embedding", "vector", "fusion")
-        timings.update((s, b - a) for s, a, b in zip(stages, ends, ends[1:], strict=False))
+        _timed(timings, (started, lexical, embedded, vector, time.perf_counter()))
     vector_at, lexical_at = _positions(legs.vector), _positions(legs.lexical)
     return [
         Ranked(
@@ -112,6 +114,27 @@ def rank(
         for i in order
         for row in (int(candidates[i]),)
     ]
+
+
+def _vector_leg(
+    scan: Scan | None,
+    query: npt.NDArray[np.float32],
+    scan_pool: ScanPool | None,
+    min_similarity: float | None,
+) -> Nearest:
+    """The vector leg's candidates, those under ``min_similarity`` left out."""
+    if scan is None:
+        return Nearest(np.empty(0, np.int64), np.empty(0, np.float32))
+    nearest = scan.nearest(query, scan_pool)
+    if min_similarity is None:
+        return nearest
+    eligible = nearest.cosines >= min_similarity
+    return Nearest(nearest.rows[eligible], nearest.cosines[eligible])
+
+
+def _timed(timings: dict[str, float], ends: tuple[float, ...]) -> None:
+    stages = ("lexical", "query_embedding", "vector", "fusion")
+    timings.update((s, b - a) for s, a, b in zip(stages, ends, ends[1:], strict=False))
 
 
 def _candidates(
@@ -148,7 +171,10 @@ def _fused(
         return fusion.rrf(_ranks(candidates, legs.vector), _ranks(candidates, legs.lexical))
     vector_ok = None if min_similarity is None else similarity >= min_similarity
     alpha = fusion.ALPHA if ranking.vector_weight is None else ranking.vector_weight
-    return fusion.blend(similarity, legs.bm25[candidates], alpha, vector_ok)
+    lexical = legs.bm25[candidates]
+    if lexical.size:
+        alpha = fusion.query_alpha(alpha, float(lexical.max()), legs.bound, ranking.confident_shift)
+    return fusion.blend(similarity, lexical, alpha, vector_ok)
 
 
 def _union(

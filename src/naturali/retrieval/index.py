@@ -20,7 +20,7 @@ from naturali.retrieval.vectors import Vectors
 from naturali.text.tokens import terms
 
 TagPairs = frozenset[tuple[str, str]]
-_CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}  # the int8 per-row source column
+SOURCE_CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}  # the int8 per-row source column
 
 
 class OwnerAttrs(NamedTuple):
@@ -126,7 +126,7 @@ class ProjectIndex:
     def _allowed(
         self, selection: Selection, source: SourceType, sources: npt.NDArray[np.int8]
     ) -> npt.NDArray[np.bool_]:
-        of_source: npt.NDArray[np.bool_] = sources == _CODE[source]
+        of_source: npt.NDArray[np.bool_] = sources == SOURCE_CODE[source]
         if source == SourceType.DOCUMENT:
             unfiltered = selection.document_ids is None and not selection.path_prefixes
         else:
@@ -204,7 +204,7 @@ class ProjectIndex:
             code = self.owner_code[key] = len(self.owner_keys)
             self.owner_keys.append(key)
         self.alive[row] = True
-        self.source[row] = _CODE[chunk.source_type]
+        self.source[row] = SOURCE_CODE[chunk.source_type]
         self.owner[row] = code
         self.seqs[row] = chunk.seq
         self.row_of_seq[chunk.seq] = row

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +59,11 @@ class _Postings:
                 tfs = np.concatenate([self.base_tfs, tfs])
             self._frozen = (rows, tfs)
         return self._frozen
+
+
+class LexicalScores(NamedTuple):
+    scores: Scores
+    bound: float  # Σ idf·(k1 + 1) over the query's terms found in the subset
 
 
 @dataclass(frozen=True)
@@ -124,12 +130,14 @@ class LexicalIndex:
             self._length_array = np.concatenate([self._base.lengths, tail])
         return self._length_array
 
-    def score(self, query: list[str], mask: Mask, subset_size: int) -> Scores:
-        """BM25 of every row (0 where no term matches); rows outside ``mask`` score 0."""
+    def score(self, query: list[str], mask: Mask, subset_size: int) -> LexicalScores:
+        """BM25 of every row (0 where no term matches; rows outside ``mask`` score 0), and
+        the score no row can reach over the subset: every matched term saturated."""
         lengths = self.lengths()
         scores = np.zeros(lengths.size, np.float32)
+        bound = 0.0
         if subset_size == 0:
-            return scores
+            return LexicalScores(scores, bound)
         avgdl = float(lengths[mask].mean()) or 1.0
         for term in query:
             postings = self._postings_of(term)
@@ -143,7 +151,15 @@ class LexicalIndex:
             idf = np.log(1.0 + (subset_size - rows.size + 0.5) / (rows.size + 0.5))
             norm = K1 * (1.0 - B + B * lengths[rows] / avgdl)
             scores[rows] += np.float32(idf) * tfs * (K1 + 1.0) / (tfs + norm)
-        return scores
+            bound += float(idf) * (K1 + 1.0)
+        return LexicalScores(scores, bound)
+
+    def containing(self, term: str, rows: Rows) -> npt.NDArray[np.bool_]:
+        """Which of ``rows`` hold ``term``."""
+        postings = self._postings_of(term)
+        if postings is None:
+            return np.zeros(rows.size, np.bool_)
+        return np.isin(rows, postings.arrays()[0])
 
     def _postings_of(self, term: str) -> _Postings | None:
         """The term's postings, made from the snapshot's arrays the first time it is asked for

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from naturali.ports.embedder import Embedder
+from naturali.ports.reranker import Reranker
 from naturali.ports.state import StateFactory
 from naturali.ports.storage import NewVector, Storage
 from naturali.retrieval.registry import IndexRegistry
@@ -33,7 +34,7 @@ from naturali.service.projects import Projects, Users
 from naturali.service.query_vectors import QueryVectors
 from naturali.service.quotas import QuotaLimits, Quotas
 from naturali.service.records import Records
-from naturali.service.search import Search
+from naturali.service.search import Search, SecondStage
 from naturali.service.stores import StoreRegistry
 from naturali.service.tokens import Tokens
 from naturali.service.write_engine import WriteEngine
@@ -67,9 +68,10 @@ class Services:
         self,
         settings: Settings,
         storage: Storage,
-        state: StateFactory,
+        state: tuple[StateFactory, StateFactory],
         load_embedder: Callable[[], Embedder],
         concurrency: Concurrency,
+        load_reranker: Callable[[], Reranker],
     ) -> None:
         self.settings = settings
         self.concurrency = concurrency
@@ -78,6 +80,9 @@ class Services:
         self._load_embedder = load_embedder
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
+        self._load_reranker = load_reranker
+        self._reranker: Reranker | None = None
+        self._reranker_lock = threading.Lock()
         self.auth = Auth(self.storage)
         self.indexes_restored = threading.Event()  # set by restore_indexes (naturali serve)
         self.users = Users(self.storage)
@@ -96,7 +101,7 @@ class Services:
             self.ingestion.wake,
             self.quotas,
         )
-        self.stores = StoreRegistry(data_dir / "stores", state, settings.vault_max_files)
+        self.stores = StoreRegistry(data_dir / "stores", *state, settings.vault_max_files)
         self.mutations = Mutations(
             self.storage,
             self.auth,
@@ -131,7 +136,16 @@ class Services:
             settings.reconcile_budget_seconds,
             concurrency.queries,
             concurrency.scan,
+            SecondStage(self.reranker, settings.rerank_depth),
         )
+
+    def reranker(self) -> Reranker:
+        """Loaded on first use, once per process (a server never asked to rerank never
+        reads the model)."""
+        with self._reranker_lock:
+            if self._reranker is None:
+                self._reranker = self._load_reranker()
+            return self._reranker
 
     @property
     def embedder_loaded(self) -> bool:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from naturali.contracts.records import (
@@ -15,7 +16,6 @@ from naturali.contracts.records import (
     Freshness,
     IndexState,
     LastSeenResult,
-    SourceRef,
     TimelineResult,
     TimelineRow,
 )
@@ -35,8 +35,13 @@ from naturali.retrieval.dates import (
 )
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.retrieval.timeline import DatedHit
-from naturali.service.entity_sources import is_current, linked_sources, source_hits
-from naturali.service.records import Records, check_snapshot, entity_id
+from naturali.service.entity_sources import (
+    is_current,
+    linked_sources,
+    source_hits,
+    source_rows,
+)
+from naturali.service.records import Reading, Records, check_snapshot, entity_id
 from naturali.service.requests import (
     ChronicleDayRequest,
     ChronicleSinceRequest,
@@ -44,7 +49,7 @@ from naturali.service.requests import (
     Paged,
     TimelineRequest,
 )
-from naturali.service.stores import OpenStore, StoreView
+from naturali.service.stores import StoreView
 
 BUDGET_BYTES = 24 * 1024
 _READY = IndexState(state="ready", lag=False)
@@ -67,15 +72,19 @@ class Dates:
         self._date_cache: dict[str, dict[str, Interval]] = {}
 
     # shared ------------------------------------------------------------------------------------
-    def _open(self, user: User, project_id: str, store_id: str) -> tuple[OpenStore, StoreView]:
-        """The store's view with its temporal projection reconciled; a projection that cannot
-        be read or written (a locked state.sqlite) is ``IndexUnavailable``."""
-        opened, view = self._records.open_view(user, project_id, store_id)
-        try:
-            self._reconcile(opened, view)
-        except ProjectionUnavailable as exc:
-            raise IndexUnavailable(view) from exc
-        return opened, view
+    @contextmanager
+    def _reading(
+        self, user: User, project_id: str, store_id: str, as_of: str | None
+    ) -> Iterator[Reading]:
+        """The store (now, or at ``as_of``) with its temporal projection reconciled; a
+        projection that cannot be read or written (a locked state.sqlite) is
+        ``IndexUnavailable``."""
+        with self._records.reading(user, project_id, store_id, as_of) as reading:
+            try:
+                self._reconcile(reading)
+            except ProjectionUnavailable as exc:
+                raise IndexUnavailable(reading.view) from exc
+            yield reading
 
     def _unavailable(self, view: StoreView, offset: int) -> TimelineResult:
         """A failed retrieval, as knowledge_grep reports one: 200, ``index.state``
@@ -92,10 +101,10 @@ class Dates:
             freshness=_freshness(view),
         )
 
-    def _reconcile(self, opened: OpenStore, view: StoreView) -> None:
-        key = str(opened.store_dir)
+    def _reconcile(self, reading: Reading) -> None:
+        view, key = reading.view, reading.cache_key
         marker = (view.scan.generation, view.guards_version)
-        cached = self._reconciled.get(key)
+        cached = self._reconciled.get(key) if key else None
         if cached is not None and cached[:2] == marker:
             return
         wanted = {e.id: _projected_hash(e, view) for e in view.entries.values()}
@@ -111,8 +120,9 @@ class Dates:
                 tuple(links.items()),
             )
 
-        counter, _ = opened.state.reconcile_temporal(wanted, load, FINGERPRINT)
-        self._reconciled[key] = (*marker, counter)
+        counter, _ = reading.state.reconcile_temporal(wanted, load, FINGERPRINT)
+        if key:
+            self._reconciled[key] = (*marker, counter)
 
     def _dates(self, entry: AvailableRecord) -> dict[str, Interval]:
         """A record's parsed dates, cached per file content."""
@@ -135,8 +145,7 @@ class Dates:
 
     def _hits(
         self,
-        opened: OpenStore,
-        view: StoreView,
+        reading: Reading,
         field: str,
         start: int | None,
         end: int | None,
@@ -145,9 +154,9 @@ class Dates:
         kind: str | None = None,
         include_inactive: bool = False,
     ) -> list[DatedHit]:
-        now_us = to_us(datetime.now().astimezone())
+        view, now_us = reading.view, reading.now_us()
         hits = []
-        for record_id, _, _ in opened.state.temporal_range(field, start, end, entity):
+        for record_id, _, _ in reading.state.temporal_range(field, start, end, entity):
             entry = view.entries.get(record_id)
             if entry is None or not is_current(entry, include_inactive, now_us):
                 continue
@@ -265,16 +274,22 @@ class Dates:
                 )
         start, end = parse_range(request.since, request.until)
         try:
-            opened, view = self._open(user, project_id, store_id)
+            with self._reading(user, project_id, store_id, request.asOf) as reading:
+                return _as_of(self._timeline(reading, request, start, end), reading)
         except IndexUnavailable as exc:
             return self._unavailable(exc.view, request.offset)
+
+    def _timeline(
+        self, reading: Reading, request: TimelineRequest, start: int | None, end: int | None
+    ) -> TimelineResult:
+        view = reading.view
         include = request.eligibility == "include_inactive"
         params = _params(request)
         descending = request.order == "desc"
         entity = entity_id(view, request.entity)
         if request.group == "source":
             assert entity is not None
-            rows = _source_rows(self, opened, view, entity, start, end, include)
+            rows = source_rows(reading, entity, (start, end), include, self._row)
             rows.sort(key=lambda r: (r.date.start, r.id), reverse=descending)
             extra = {"snapshot": _snapshot([(r.id, r.sha256) for r in rows], params)}
             check_snapshot(request.snapshot, extra["snapshot"])
@@ -287,8 +302,7 @@ class Dates:
                 request.includeSources,
             )
         hits = self._hits(
-            opened,
-            view,
+            reading,
             request.timeField,
             start,
             end,
@@ -324,10 +338,11 @@ class Dates:
         start = to_us(datetime(first.year, first.month, first.day, tzinfo=zone))
         end = to_us(datetime(last.year, last.month, last.day, tzinfo=zone))
         try:
-            opened, view = self._open(user, project_id, store_id)
+            with self._reading(user, project_id, store_id, request.asOf) as reading:
+                hits = self._hits(reading, "occurred_at", start, end, None, kind=request.kind)
         except IndexUnavailable as exc:
             return self._unavailable(exc.view, request.offset)
-        hits = self._hits(opened, view, "occurred_at", start, end, None, kind=request.kind)
+        view = reading.view
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
         snapshot = _snapshot(_pairs(hits), _params(request))
         check_snapshot(request.snapshot, snapshot)
@@ -339,9 +354,10 @@ class Dates:
             "to": (last - timedelta(days=1)).isoformat(),
             "snapshot": snapshot,
         }
-        return self._page(
+        page = self._page(
             view, hits, lambda h: self._row(h, zone), (request.offset, request.limit), extra
         )
+        return _as_of(page, reading)
 
     def chronicle_since(
         self, user: User, project_id: str, store_id: str, request: ChronicleSinceRequest
@@ -349,22 +365,17 @@ class Dates:
         """What happened in an occurrence-time range, oldest first."""
         start, end = parse_range(request.since, request.until)
         try:
-            opened, view = self._open(user, project_id, store_id)
+            with self._reading(user, project_id, store_id, request.asOf) as reading:
+                entity = entity_id(reading.view, request.entity)
+                hits = self._hits(reading, "occurred_at", start, end, entity, kind=request.kind)
         except IndexUnavailable as exc:
             return self._unavailable(exc.view, request.offset)
-        hits = self._hits(
-            opened,
-            view,
-            "occurred_at",
-            start,
-            end,
-            entity_id(view, request.entity),
-            kind=request.kind,
-        )
+        view = reading.view
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
         extra = {"snapshot": _snapshot(_pairs(hits), _params(request))}
         check_snapshot(request.snapshot, extra["snapshot"])
-        return self._page(view, hits, self._row, (request.offset, request.limit), extra)
+        page = self._page(view, hits, self._row, (request.offset, request.limit), extra)
+        return _as_of(page, reading)
 
     def last_seen(
         self, user: User, project_id: str, store_id: str, request: LastSeenRequest
@@ -377,7 +388,8 @@ class Dates:
             else to_us(datetime.now().astimezone()) + 1
         )
         try:
-            opened, view = self._open(user, project_id, store_id)
+            with self._reading(user, project_id, store_id, request.asOf) as reading:
+                result = self._last_seen(reading, request, end)
         except IndexUnavailable as exc:
             return LastSeenResult(
                 entity=request.entity,
@@ -388,13 +400,17 @@ class Dates:
                 coverage=self._records.coverage(exc.view),
                 freshness=_freshness(exc.view),
             )
+        return _as_of(result, reading)
+
+    def _last_seen(self, reading: Reading, request: LastSeenRequest, end: int) -> LastSeenResult:
+        view, bound = reading.view, request.occurredOnOrBefore
         # What the entity's own timeline shows: its dated records, and the dated sources a
         # relationship or a sourced claim connects it to (as group "source" lists them).
         entity = entity_id(view, request.entity)
-        linked = linked_sources(opened, view, entity, include_inactive=False)
+        linked = linked_sources(reading, entity, include_inactive=False)
         hits = [
             h
-            for h in self._hits(opened, view, "occurred_at", None, end, entity)
+            for h in self._hits(reading, "occurred_at", None, end, entity)
             + source_hits(view, linked)
             if (h.entry.id != entity or h.entry.kind != "page") and h.interval.overlaps(None, end)
         ]
@@ -408,6 +424,16 @@ class Dates:
             coverage=self._records.coverage(view),
             freshness=_freshness(view),
         )
+
+
+Answer = TypeVar("Answer", TimelineResult, LastSeenResult)
+
+
+def _as_of(result: Answer, reading: Reading) -> Answer:
+    """The result, saying which past instant it answers from when asOf asked for one."""
+    if reading.as_of is not None:
+        result.as_of = reading.as_of
+    return result
 
 
 def _event_source(entry: AvailableRecord, view: StoreView) -> str | None:
@@ -464,36 +490,3 @@ def _snapshot(pairs: list[tuple[str, str]], params: str) -> str:
     for record_id, sha in pairs:
         digest.update(f"{record_id}:{sha};".encode())
     return digest.hexdigest()[:32]
-
-
-def _source_rows(
-    dates: Dates,
-    opened: OpenStore,
-    view: StoreView,
-    entity: str,
-    start: int | None,
-    end: int | None,
-    include_inactive: bool,
-) -> list[TimelineRow]:
-    """group "source": one row per dated source connected to the entity by a relationship or
-    a sourced claim, dated by the source; other dated claims keep their own rows."""
-    linked = linked_sources(opened, view, entity, include_inactive)
-    rows = []
-    for hit in source_hits(view, linked):
-        if not hit.interval.overlaps(start, end):
-            continue
-        source = hit.entry.id
-        row = dates._row(hit)
-        note = linked.notes.get(source)
-        event = next((c for c in timeline.event_claims(view.entries, source)), None)
-        summary_from = note or event
-        row.source = SourceRef(id=source, title=hit.entry.title, type=hit.entry.type)
-        row.note_record = note.id if note else None
-        row.event_claim = event.id if event and not note else None
-        if summary_from:
-            row.summary = summary_from.scanned.record.body.strip()
-        row.claims = len(linked.claims.get(source, []))
-        row.links = timeline.links(summary_from, view.entries) if summary_from else []
-        rows.append(row)
-    rows += [dates._row(h) for h in linked.own_rows if h.interval.overlaps(start, end)]
-    return rows

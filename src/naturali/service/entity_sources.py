@@ -4,14 +4,16 @@ Shared by the entity's source-grouped timeline and by last seen."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
+from naturali.contracts.records import SourceRef, TimelineRow
 from naturali.retrieval import timeline
-from naturali.retrieval.dates import parse_record_value, record_dates, to_us
+from naturali.retrieval.dates import parse_record_value, record_dates
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.retrieval.timeline import DatedHit
-from naturali.service.stores import OpenStore, StoreView
+from naturali.service.records import Reading
+from naturali.service.stores import StoreView
 
 
 def is_current(entry: AvailableRecord, include_inactive: bool, now_us: int) -> bool:
@@ -40,12 +42,10 @@ class Linked:
         return sorted(set(self.notes) | set(self.claims))
 
 
-def linked_sources(
-    opened: OpenStore, view: StoreView, entity: str, include_inactive: bool
-) -> Linked:
-    now_us = to_us(datetime.now().astimezone())
+def linked_sources(reading: Reading, entity: str, include_inactive: bool) -> Linked:
+    view, now_us = reading.view, reading.now_us()
     linked = Linked({}, {}, [])
-    for record_id, via in opened.state.entity_records(entity).items():
+    for record_id, via in reading.state.entity_records(entity).items():
         entry = view.entries.get(record_id)
         if entry is None or not is_current(entry, include_inactive, now_us):
             continue
@@ -80,3 +80,35 @@ def source_hits(view: StoreView, linked: Linked) -> list[DatedHit]:
         assert source_date is not None
         hits.append(DatedHit(view.entries[source], "occurred_at", source_date))
     return hits
+
+
+def source_rows(
+    reading: Reading,
+    entity: str,
+    bounds: tuple[int | None, int | None],
+    include_inactive: bool,
+    as_row: Callable[[DatedHit], TimelineRow],
+) -> list[TimelineRow]:
+    """group "source": one row per dated source connected to the entity by a relationship or
+    a sourced claim, dated by the source; other dated claims keep their own rows."""
+    view, (start, end) = reading.view, bounds
+    linked = linked_sources(reading, entity, include_inactive)
+    rows = []
+    for hit in source_hits(view, linked):
+        if not hit.interval.overlaps(start, end):
+            continue
+        source = hit.entry.id
+        row = as_row(hit)
+        note = linked.notes.get(source)
+        event = next((c for c in timeline.event_claims(view.entries, source)), None)
+        summary_from = note or event
+        row.source = SourceRef(id=source, title=hit.entry.title, type=hit.entry.type)
+        row.note_record = note.id if note else None
+        row.event_claim = event.id if event and not note else None
+        if summary_from:
+            row.summary = summary_from.scanned.record.body.strip()
+        row.claims = len(linked.claims.get(source, []))
+        row.links = timeline.links(summary_from, view.entries) if summary_from else []
+        rows.append(row)
+    rows += [as_row(h) for h in linked.own_rows if h.interval.overlaps(start, end)]
+    return rows

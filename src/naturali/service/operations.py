@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from pydantic import BaseModel
 
@@ -63,9 +63,14 @@ class Operation:
             record_id="{slot}",
             requestId="{slot}",
         )
-        if self.path_field is None:
-            return path
-        return path.replace("{slot}", quote(str(getattr(request, self.path_field)), safe=""))
+        if self.path_field is not None:
+            path = path.replace("{slot}", quote(str(getattr(request, self.path_field)), safe=""))
+        if self.method == "GET":  # a GET's other set fields go in its query string
+            rest = request.model_dump(mode="json", exclude_none=True)
+            rest.pop(self.path_field or "", None)
+            if rest:
+                path += "?" + urlencode(rest)
+        return path
 
     def body(self, request: BaseModel) -> dict[str, Any] | None:
         """The JSON body sent over HTTP: the request's set fields (none for a GET)."""
@@ -100,6 +105,12 @@ def _store_by(
         return method(services)(user, target.project_id, target.store_id, getattr(request, field))
 
     return run
+
+
+def _record_at(services: Services, user: User, target: Target, request: Any) -> BaseModel:
+    return services.records.record(
+        user, target.project_id, target.store_id, request.id, request.asOf
+    )
 
 
 def _resume(services: Services, user: User, target: Target, request: Any) -> BaseModel:
@@ -170,12 +181,12 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "knowledge_record",
         "One record whole: front matter, body, revision, sha256 and all evidence.",
-        req.RecordRef,
+        req.RecordAt,
         results.RecordResult,
         "read",
         "GET",
         STORE_BASE + "/records/{record_id}",
-        _store_by(lambda services: services.records.record, "id"),
+        _record_at,
         cli="record",
         sdk="records.record",
         path_field="id",

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import overload
 
 from naturali.contracts.records import (
@@ -28,10 +30,16 @@ from naturali.contracts.records import (
 )
 from naturali.errors import Conflict, NotFound
 from naturali.model import User, utcnow
-from naturali.ports.state import MatchMode, ProjectionRow, ProjectionTable, ProjectionUnavailable
+from naturali.ports.state import (
+    MatchMode,
+    ProjectionRow,
+    ProjectionTable,
+    ProjectionUnavailable,
+    StateStore,
+)
 from naturali.ports.storage import Storage
 from naturali.retrieval import citations
-from naturali.retrieval.dates import parse_range
+from naturali.retrieval.dates import parse_range, to_us
 from naturali.retrieval.eligibility import AvailableRecord, current_of
 from naturali.retrieval.keyword import Filters, fields_matched, query_tokens
 from naturali.service.auth import Auth
@@ -41,6 +49,24 @@ from naturali.service.requests import (
     RecordsRequest,
 )
 from naturali.service.stores import OpenStore, StoreRegistry, StoreView
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A store's records as one call sees them, and the state holding their projections;
+    ``cache_key`` names that state for reuse across calls (None: a scratch state, asOf)."""
+
+    view: StoreView
+    state: StateStore
+    cache_key: str | None
+    as_of: str | None = None
+
+    def now_us(self) -> int:
+        """The instant "current" is judged at (expiry): ``as_of``, else now."""
+        moment = datetime.now().astimezone()
+        if self.as_of is not None:
+            moment = datetime.fromisoformat(self.as_of)
+        return to_us(moment)
 
 
 class Records:
@@ -62,6 +88,19 @@ class Records:
             )
         opened = self._stores.context(store_id)
         return opened, opened.view()
+
+    @contextmanager
+    def reading(
+        self, user: User, project_id: str, store_id: str, as_of: str | None
+    ) -> Iterator[Reading]:
+        """What one records or dates call reads: the store now (scanned), or as it stood at
+        ``as_of`` (rebuilt from its history, its projections in a scratch state)."""
+        opened, view = self.open_view(user, project_id, store_id)
+        if as_of is None:
+            yield Reading(view, opened.state, str(opened.store_dir))
+            return
+        with self._stores.scratch() as scratch:
+            yield Reading(opened.view_at(as_of), scratch, None, as_of)
 
     @staticmethod
     def _filters(
@@ -127,7 +166,14 @@ class Records:
     # knowledge_grep ----------------------------------------------------------------------------
     def grep(self, user: User, project_id: str, store_id: str, request: GrepRequest) -> GrepResult:
         """Keyword search (BM25 over title, aliases, body) of one store's records."""
-        opened, view = self.open_view(user, project_id, store_id)
+        with self.reading(user, project_id, store_id, request.asOf) as reading:
+            result = self._grep(reading, request)
+        if reading.as_of is not None:
+            result.as_of = reading.as_of
+        return result
+
+    def _grep(self, reading: Reading, request: GrepRequest) -> GrepResult:
+        view = reading.view
         tokens = query_tokens(request.query)
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
         if request.since is not None or request.until is not None:
@@ -138,7 +184,7 @@ class Records:
         queried_at = utcnow()
         try:
             direct, earlier, indexed_at = self._match(
-                opened, view, filters, searched, history, tokens, request.mode
+                reading, filters, searched, history, tokens, request.mode
             )
         except ProjectionUnavailable:
             return GrepResult(
@@ -175,8 +221,7 @@ class Records:
 
     def _match(
         self,
-        opened: OpenStore,
-        view: StoreView,
+        reading: Reading,
         filters: Filters,
         searched: list[AvailableRecord],
         history: list[AvailableRecord],
@@ -184,12 +229,12 @@ class Records:
         mode: MatchMode,
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]], str]:
         """Direct and superseded matches, with the projections reconciled first."""
-        scope = filters.scope()
-        indexed_at = self._reconcile(opened, view, scope, "searched", searched)
+        scope, view = filters.scope(), reading.view
+        indexed_at = self._reconcile(reading, scope, "searched", searched)
         if filters.lifecycle == "active":
-            indexed_at = max(indexed_at, self._reconcile(opened, view, scope, "history", history))
-        direct = opened.state.match(scope, "searched", tokens, mode)
-        earlier = opened.state.match(scope, "history", tokens, mode) if history else []
+            indexed_at = max(indexed_at, self._reconcile(reading, scope, "history", history))
+        direct = reading.state.match(scope, "searched", tokens, mode)
+        earlier = reading.state.match(scope, "history", tokens, mode) if history else []
         if mode == "phrase":
             # FTS5 keeps a column's aliases in one text, where a phrase could run from one
             # alias into the next; a phrase matches within one value.
@@ -242,17 +287,17 @@ class Records:
 
     def _reconcile(
         self,
-        opened: OpenStore,
-        view: StoreView,
+        reading: Reading,
         scope: str,
         table: ProjectionTable,
         entries: list[AvailableRecord],
     ) -> str:
         """Bring one projection in line with ``entries``. When neither the scan nor the guards
         nor the stored projection changed since we last did it, there is nothing to do."""
-        key = (str(opened.store_dir), scope, table)
-        stored = opened.state.projection_version(scope, table)
-        cached = self._reconciled.get(key)
+        view, state = reading.view, reading.state
+        key = (reading.cache_key or "", scope, table)
+        stored = state.projection_version(scope, table)
+        cached = self._reconciled.get(key) if reading.cache_key else None
         if stored is not None and cached == (view.scan.generation, view.guards_version, stored[0]):
             return stored[1]
         wanted = {e.id: e.scanned.sha256 for e in entries}
@@ -263,8 +308,9 @@ class Records:
                 e.id, e.scanned.sha256, e.title, "\n".join(e.aliases), e.scanned.record.body
             )
 
-        counter, indexed_at, _ = opened.state.reconcile(scope, table, wanted, load)
-        self._reconciled[key] = (view.scan.generation, view.guards_version, counter)
+        counter, indexed_at, _ = state.reconcile(scope, table, wanted, load)
+        if reading.cache_key:
+            self._reconciled[key] = (view.scan.generation, view.guards_version, counter)
         return indexed_at
 
     # knowledge_lookup --------------------------------------------------------------------------
@@ -272,7 +318,13 @@ class Records:
         self, user: User, project_id: str, store_id: str, request: LookupRequest
     ) -> LookupResult:
         """Exact id (case-sensitive), full title or alias, never fuzzy."""
-        _, view = self.open_view(user, project_id, store_id)
+        with self.reading(user, project_id, store_id, request.asOf) as reading:
+            result = self._lookup(reading.view, request)
+        if reading.as_of is not None:
+            result.as_of = reading.as_of
+        return result
+
+    def _lookup(self, view: StoreView, request: LookupRequest) -> LookupResult:
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
         in_scope = [e for e in view.entries.values() if self._in_scope(e, filters)]
         by_id = [e for e in in_scope if e.id == request.query]
@@ -298,7 +350,13 @@ class Records:
         self, user: User, project_id: str, store_id: str, request: RecordsRequest
     ) -> RecordsResult:
         """knowledge_records: the exhaustive inventory of available records, by id."""
-        _, view = self.open_view(user, project_id, store_id)
+        with self.reading(user, project_id, store_id, request.asOf) as reading:
+            result = self._inventory(reading.view, request)
+        if reading.as_of is not None:
+            result.as_of = reading.as_of
+        return result
+
+    def _inventory(self, view: StoreView, request: RecordsRequest) -> RecordsResult:
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
         selected = sorted(
             (e for e in view.entries.values() if self._in_scope(e, filters)), key=lambda e: e.id
@@ -318,9 +376,23 @@ class Records:
         )
 
     # knowledge_record --------------------------------------------------------------------------
-    def record(self, user: User, project_id: str, store_id: str, record_id: str) -> RecordResult:
-        """One available record whole, with all its evidence locators."""
-        _, view = self.open_view(user, project_id, store_id)
+    def record(
+        self,
+        user: User,
+        project_id: str,
+        store_id: str,
+        record_id: str,
+        as_of: str | None = None,
+    ) -> RecordResult:
+        """One available record whole, with all its evidence locators (at ``as_of``, its
+        revision current then)."""
+        with self.reading(user, project_id, store_id, as_of) as reading:
+            result = self._record(reading.view, record_id)
+        if reading.as_of is not None:
+            result.as_of = reading.as_of
+        return result
+
+    def _record(self, view: StoreView, record_id: str) -> RecordResult:
         entry = view.entries.get(record_id)
         excluded = view.excluded.get(record_id)
         if excluded is not None:

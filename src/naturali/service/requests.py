@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import types
 import typing
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -127,6 +129,13 @@ class SearchRequest(Strict):
         "and cosine in the vector leg, its rank and BM25 score in the lexical leg, the fused "
         "score). Without it the response is exactly the spec's.",
     )
+    rerank: bool = Field(
+        False,
+        description="naturali extension: rescore the fused ranking's top candidates (the "
+        "server's rerank_depth, 20 unless configured) with a cross-encoder that reads the "
+        "query and each passage together, and order them by it. Slower (tens of ms per "
+        "candidate on a small CPU); with explain, each rescored result shows its rerank score.",
+    )
 
     @field_validator("query")
     @classmethod
@@ -223,7 +232,34 @@ Kind = Literal["page", "claim", "relationship"]
 LifecycleFilter = Literal["active", "superseded", "all"]
 
 
-class RecordFilters(Strict):
+def _instant(value: str) -> str:
+    """An ISO timestamp with seconds and an explicit zone, as the UTC form the store's
+    history is written in (``model.utcnow``)."""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("asOf must be an ISO timestamp, e.g. 2026-03-01T12:00:00Z") from None
+    if moment.tzinfo is None or "T" not in value:
+        raise ValueError("asOf needs a time and an explicit zone (Z or ±hh:mm)")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+Instant = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValidator(_instant)]
+
+
+AS_OF = (
+    "naturali extension: answer from the store as it stood at this instant (ISO timestamp "
+    "with zone) — each record's revision and lifecycle current then, rebuilt from the "
+    'store\'s history; the response echoes asOf. Unlike eligibility "include_inactive", a '
+    "snapshot of a past time."
+)
+
+
+class AsOf(Strict):
+    asOf: Instant | None = Field(None, description=AS_OF)
+
+
+class RecordFilters(AsOf):
     kind: Kind | None = Field(None, description="Record kind: page, claim or relationship.")
     type: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = Field(
         None, description="Ontology type; aliases expand (company → organization)."
@@ -281,7 +317,7 @@ DateText = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 RecordType = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 
 
-class TimelineRequest(Paged):
+class TimelineRequest(Paged, AsOf):
     """knowledge_timeline (docs/spec/retrieval-and-dates.md, "Dates and Chronicle")."""
 
     entity: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
@@ -299,7 +335,7 @@ class TimelineRequest(Paged):
     offset: int = Field(0, ge=0, le=10_000)
 
 
-class ChronicleDayRequest(Paged):
+class ChronicleDayRequest(Paged, AsOf):
     date: DateText = Field(description="YYYY-MM-DD")
     kind: RecordType | None = Field(
         None, description="Exact record.type (decision, event, meeting…), not the record kind."
@@ -310,7 +346,7 @@ class ChronicleDayRequest(Paged):
     offset: int = Field(0, ge=0, le=10_000)
 
 
-class ChronicleSinceRequest(Paged):
+class ChronicleSinceRequest(Paged, AsOf):
     since: DateText
     until: DateText | None = None
     kind: RecordType | None = Field(
@@ -321,7 +357,7 @@ class ChronicleSinceRequest(Paged):
     offset: int = Field(0, ge=0, le=10_000)
 
 
-class LastSeenRequest(Strict):
+class LastSeenRequest(AsOf):
     entity: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     occurredOnOrBefore: DateText | None = None
 
@@ -377,6 +413,10 @@ class RecordRef(Strict):
     """knowledge_record and knowledge_history: one record by id."""
 
     id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class RecordAt(RecordRef, AsOf):
+    """knowledge_record: one record by id, now or as it stood at ``asOf``."""
 
 
 class MutationRef(Strict):

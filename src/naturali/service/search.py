@@ -26,6 +26,7 @@ from naturali.contracts.resources import (
 )
 from naturali.errors import InvalidRequest
 from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, User
+from naturali.ports.reranker import Reranker
 from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import PRODUCT, Ranked, Ranking, rank
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
@@ -35,7 +36,7 @@ from naturali.service.auth import Auth
 from naturali.service.memories import Memories
 from naturali.service.query_vectors import QueryVectors, Vector
 from naturali.service.requests import SearchRequest
-from naturali.text.tokens import query_terms
+from naturali.text.tokens import names, query_terms
 
 K = TypeVar("K")
 
@@ -115,6 +116,30 @@ def _new(keys: Iterable[K], known: Mapping[K, object]) -> list[K]:
     return [key for key in dict.fromkeys(keys) if key not in known]
 
 
+@dataclass
+class SecondStage:
+    """``rerank: true``: the cross-encoder (loaded on first use) and how many of the fused
+    ranking's top candidates it rescores."""
+
+    reranker: Callable[[], Reranker]
+    depth: int
+
+    def reorder(self, query: str, results: list[KnowledgeResult]) -> list[KnowledgeResult]:
+        """The top ``depth`` results in the reranker's order, then the rest as they were.
+        The rescored keep the scores of the places they take (the ranking is the contract,
+        the number is not: docs/spec/search-api.md), so scores still fall as results go."""
+        head, tail = results[: self.depth], results[self.depth :]
+        scores = self.reranker().score(query, [r.content or "" for r in head])
+        order = sorted(range(len(head)), key=lambda i: (-float(scores[i]), i))
+        places = [r.score for r in head]
+        reordered = [head[i] for i in order]
+        for result, i, place in zip(reordered, order, places, strict=True):
+            result.score = place
+            if result.explain is not None:
+                result.explain.rerank = float(scores[i])
+        return reordered + tail
+
+
 class Search:
     def __init__(
         self,
@@ -127,9 +152,12 @@ class Search:
         reconcile_budget: float,
         query_pool: Executor,
         scan_pool: ScanPool,
+        second_stage: SecondStage,
     ) -> None:
         """``query_pool``: where queries are embedded while their searches go on;
-        ``scan_pool``: where a large index's vector scan runs (both built in compose.py)."""
+        ``scan_pool``: where a large index's vector scan runs (both built in compose.py);
+        ``second_stage``: the reranker ``rerank: true`` asks for, and how deep it reads."""
+        self.second_stage = second_stage
         self._query_pool = query_pool
         self._scan_pool = scan_pool
         self._vector_weight = vector_weight
@@ -167,12 +195,10 @@ class Search:
             ranking = replace(ranking, vector_weight=self._vector_weight())
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
         if taking_part.memories:
-            # One budget for the whole search, however many stores take part.
-            deadline = time.monotonic() + self._reconcile_budget
-            for store in stores.values():
-                if request.memory_store_ids is None or store.id in request.memory_store_ids:
-                    left = max(0.0, deadline - time.monotonic())
-                    self._memories.reconcile(store, budget=left)
+            self._reconcile(stores.values(), request.memory_store_ids)
+        reranking = request.rerank and request.query is not None
+        depth = max(request.limit, self.second_stage.depth) if reranking else request.limit
+        timings: dict[str, float] = {}
         with self._indexes.synced(project_id) as index:
             mask = index.select(_selection(request, taking_part, stores))
             if embedding is None or request.query is None:
@@ -180,28 +206,47 @@ class Search:
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
             else:
                 pending = embedding
-                timings: dict[str, float] = {}
                 ranked = rank(
                     index,
                     mask,
                     lambda _: pending.result(),  # embedded meanwhile, beside the lexical leg
                     query_terms(request.query),
-                    request.limit,
+                    depth,
                     request.min_similarity,
                     ranking,
                     self._scan_pool,
                     timings,
+                    names(request.query),
                 )
-                if self.observe is not None:
-                    self.observe(timings)
             picked = [(r, int(index.seqs[r.row]), index.owner_of(r.row)) for r in ranked]
-        return self._results(
+        results = self._results(
             project_id,
             picked,
             stores,
             with_similarity=embedding is not None,
             explain=request.explain,
         )
+        return self._finished(request, results, timings)
+
+    def _finished(
+        self, request: SearchRequest, results: list[KnowledgeResult], timings: dict[str, float]
+    ) -> list[KnowledgeResult]:
+        """The results through the second stage when it was asked for; the stages timed."""
+        if request.rerank and request.query is not None:
+            started = time.perf_counter()
+            results = self.second_stage.reorder(request.query, results)[: request.limit]
+            timings["rerank"] = time.perf_counter() - started
+        if timings and self.observe is not None:
+            self.observe(timings)
+        return results
+
+    def _reconcile(self, stores: Iterable[MemoryStore], wanted: list[str] | None) -> None:
+        """Index what other means wrote into the vaults of the stores taking part, within one
+        budget for the whole search, however many stores take part."""
+        deadline = time.monotonic() + self._reconcile_budget
+        for store in stores:
+            if wanted is None or store.id in wanted:
+                self._memories.reconcile(store, budget=max(0.0, deadline - time.monotonic()))
 
     def embed_ahead(self, query: str) -> Future[Vector]:
         """The query's vector: at once if a recent search embedded the same text, else

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from naturali.ports.state import GuardRow, SessionRow, StateFactory, StateStore
 from naturali.retrieval.eligibility import AvailableRecord, Exclusion, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
-from naturali.vault.scan import Scan, ScanLimitExceeded, VaultScanner
+from naturali.vault.scan import Issue, Scan, ScanLimitExceeded, ScannedRecord, VaultScanner, parsed
 
 
 @dataclass
@@ -75,9 +78,6 @@ class OpenStore:
                 and (cached[2].ontology is ontology)
             ):
                 return cached[2]
-            # Withdrawal outranks supersession when a record has both guards.
-            rows = sorted(self.state.guards(), key=lambda g: g.lifecycle == "withdrawn")
-            guards = {g.record_id: Guard(g.revision, g.lifecycle, g.superseded_by) for g in rows}
             if self._entries[0] != version or self._entries[1] is not ontology:
                 self._entries = (version, ontology, {})
             reuse = self._entries[2]
@@ -85,18 +85,28 @@ class OpenStore:
                 live = {r.key for r in scan.records.values()}
                 for stale in reuse.keys() - live:
                     del reuse[stale]
-            entries, excluded = eligible(scan, guards, ontology, reuse)
-            view = StoreView(
-                scan,
-                entries,
-                ontology,
-                version,
-                self.store_dir / "vault",
-                frozenset(guards),
-                excluded,
-            )
+            view = _view(scan, _guards(self.state.guards()), ontology, version, reuse)
+            view.scan_root = self.store_dir / "vault"
             self._cache = (scan.generation, version, view)
             return view
+
+    def view_at(self, instant: str) -> StoreView:
+        """The store as it stood at ``instant`` (a ``utcnow()``-form timestamp), rebuilt from
+        its history, never from today's files: each record's revision current then (its
+        content from the journal) under the guards recorded by then. Records never written
+        through the service have no history and are not in it."""
+        records: dict[str, ScannedRecord] = {}
+        issues: list[Issue] = []
+        for write in self.state.revisions_at(instant):
+            item = parsed(write.path, write.content.encode())
+            if isinstance(item, Issue):
+                issues.append(item)
+            else:
+                records[item.id] = item
+        retired = tuple(r for r in records.values() if r.record.lifecycle != "active")
+        scan = Scan(records, issues, instant, retired=retired)
+        guards = _guards(g for g in self.state.guards() if g.at <= instant)
+        return _view(scan, guards, self._load_ontology(), -1, None)
 
     def note_write(self) -> None:
         """Session activity: writes are added to this process's row at most once a second
@@ -143,20 +153,51 @@ class OpenStore:
         return self._ontology[1]
 
 
+def _guards(rows: Iterable[GuardRow]) -> dict[str, Guard]:
+    # Withdrawal outranks supersession when a record has both guards.
+    ordered = sorted(rows, key=lambda g: g.lifecycle == "withdrawn")
+    return {g.record_id: Guard(g.revision, g.lifecycle, g.superseded_by) for g in ordered}
+
+
+def _view(
+    scan: Scan,
+    guards: dict[str, Guard],
+    ontology: Ontology,
+    version: int,
+    reuse: dict[tuple[str, str], AvailableRecord] | None,
+) -> StoreView:
+    entries, excluded = eligible(scan, guards, ontology, reuse)
+    return StoreView(scan, entries, ontology, version, guarded=frozenset(guards), excluded=excluded)
+
+
 class StoreRegistry:
     def __init__(
         self,
         stores_dir: Path,
         open_state: StateFactory,
+        open_scratch: StateFactory,
         max_files: int = 200_000,
     ) -> None:
+        """``open_scratch``: a state that holds projections only, for a query's own use."""
         self._dir = stores_dir
         self._open_state = open_state
+        self._open_scratch = open_scratch
         self._max_files = max_files
         # This process's session, recorded in each store's state it opens.
         self._session = SessionRow(new_id("sess"), os.getpid(), socket.gethostname(), utcnow())
         self._contexts: dict[str, OpenStore] = {}
         self._lock = threading.Lock()
+
+    @contextmanager
+    def scratch(self) -> Iterator[StateStore]:
+        """A throwaway state for the projections of one query over a store's past (asOf),
+        removed afterwards."""
+        with tempfile.TemporaryDirectory(prefix="naturali-as-of-") as directory:
+            state = self._open_scratch(Path(directory) / "state.sqlite")
+            try:
+                yield state
+            finally:
+                state.close()
 
     def vault(self, store_id: str) -> Path:
         """The vault directory of a store."""

@@ -178,3 +178,10 @@ def query_terms(text: str) -> list[str]:
     found = words(text)
     kept = [w for w in found if w not in STOPWORDS] or found
     return list(dict.fromkeys(stem(w) for w in kept))
+
+
+def names(text: str) -> list[str]:
+    """The query terms of ``text``'s capitalised words (names, mostly): its stopwords and
+    question words are left out whatever their case."""
+    found = [w for w in WORD.findall(text) if w[0].isupper()]
+    return list(dict.fromkeys(stem(f) for f in map(fold, found) if f not in STOPWORDS))

@@ -234,13 +234,19 @@ def _stats(vault: Path, max_files: int) -> dict[str, Stat]:
 def _read(vault: Path, relative: str) -> ScannedRecord | Issue:
     try:
         data = (vault / relative).read_bytes()
+    except OSError as exc:
+        return Issue(relative, f"unreadable: {exc.strerror}")
+    return parsed(relative, data)
+
+
+def parsed(relative: str, data: bytes) -> ScannedRecord | Issue:
+    """One record file's content as a scan reads it (a file, or a revision from history)."""
+    try:
         text = normalize(data.decode("utf-8"))
         record = parse(text)
     except UnicodeDecodeError:
         return Issue(relative, "the file is not valid UTF-8")
     except RecordFormatError as exc:
         return Issue(relative, str(exc))
-    except OSError as exc:
-        return Issue(relative, f"unreadable: {exc.strerror}")
     body_line = text[: len(text) - len(record.body)].count("\n")
     return ScannedRecord(record, relative, hashlib.sha256(data).hexdigest(), text, body_line)

@@ -711,7 +711,8 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Record
      *
-     * One record whole, with all its evidence locators.
+     * One record whole, with all its evidence locators (``asOf``: its revision current at
+     * that instant).
      */
     public knowledgeRecord<ThrowOnError extends boolean = false>(options: Options<KnowledgeRecordData, ThrowOnError>) {
         return (options.client ?? this.client).get<KnowledgeRecordResponses, KnowledgeRecordErrors, ThrowOnError>({

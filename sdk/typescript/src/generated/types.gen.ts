@@ -63,6 +63,12 @@ export type AuditPage = {
  */
 export type ChronicleDayRequest = {
     /**
+     * Asof
+     *
+     * naturali extension: answer from the store as it stood at this instant (ISO timestamp with zone) — each record's revision and lifecycle current then, rebuilt from the store's history; the response echoes asOf. Unlike eligibility "include_inactive", a snapshot of a past time.
+     */
+    asOf?: string | null;
+    /**
      * Snapshot
      *
      * The snapshot of the first page; a change since is a 409.
@@ -104,6 +110,12 @@ export type ChronicleDayRequest = {
  * ChronicleSinceRequest
  */
 export type ChronicleSinceRequest = {
+    /**
+     * Asof
+     *
+     * naturali extension: answer from the store as it stood at this instant (ISO timestamp with zone) — each record's revision and lifecycle current then, rebuilt from the store's history; the response echoes asOf. Unlike eligibility "include_inactive", a snapshot of a past time.
+     */
+    asOf?: string | null;
     /**
      * Snapshot
      *
@@ -594,7 +606,8 @@ export type Evidence = {
  *
  * Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
  * candidates (null when that leg did not propose it), its cosine and BM25 score, and the
- * fused score that orders the results.
+ * fused score that orders the results — or, with ``rerank: true``, the cross-encoder's
+ * score that orders the rescored top (null for results below it).
  */
 export type Explanation = {
     /**
@@ -617,6 +630,10 @@ export type Explanation = {
      * Fused
      */
     fused: number;
+    /**
+     * Rerank
+     */
+    rerank?: number | null;
 };
 
 /**
@@ -667,6 +684,12 @@ export type GrepRequest = {
      * The snapshot of the first page; a change since is a 409.
      */
     snapshot?: string | null;
+    /**
+     * Asof
+     *
+     * naturali extension: answer from the store as it stood at this instant (ISO timestamp with zone) — each record's revision and lifecycle current then, rebuilt from the store's history; the response echoes asOf. Unlike eligibility "include_inactive", a snapshot of a past time.
+     */
+    asOf?: string | null;
     /**
      * Kind
      *
@@ -766,6 +789,10 @@ export type GrepResult = {
     index: IndexState;
     coverage: Coverage;
     freshness: Freshness;
+    /**
+     * Asof
+     */
+    asOf?: string | null;
 };
 
 /**
@@ -871,6 +898,12 @@ export type KnowledgeSearchResponse = {
  */
 export type LastSeenRequest = {
     /**
+     * Asof
+     *
+     * naturali extension: answer from the store as it stood at this instant (ISO timestamp with zone) — each record's revision and lifecycle current then, rebuilt from the store's history; the response echoes asOf. Unlike eligibility "include_inactive", a snapshot of a past time.
+     */
+    asOf?: string | null;
+    /**
      * Entity
      */
     entity: string;
@@ -902,6 +935,10 @@ export type LastSeenResult = {
     index: IndexState;
     coverage: Coverage;
     freshness: Freshness;
+    /**
+     * Asof
+     */
+    asOf?: string | null;
 };
 
 /**
@@ -910,6 +947,12 @@ export type LastSeenResult = {
  * knowledge_lookup: exact id, full title or alias; found, ambiguous or missing.
  */
 export type LookupRequest = {
+    /**
+     * Asof
+     *
+     * naturali extension: answer from the store as it stood at this instant (ISO timestamp with zone) — each record's revision and lifecycle current then, rebuilt from the store's history; the response echoes asOf. Unlike eligibility "include_inactive", a snapshot of a past time.
+     */
+    asOf?: string | null;
     /**
      * Kind
      *
@@ -960,6 +1003,10 @@ export type LookupResult = {
     hits: Array<CompleteHit>;
     coverage: Coverage;
     freshness: Freshness;
+    /**
+     * Asof
+     */
+    asOf?: string | null;
 };
 
 /**
@@ -1385,6 +1432,10 @@ export type RecordResult = {
     evidence: Array<Evidence>;
     citation: Citation;
     freshness: Freshness;
+    /**
+     * Asof
+     */
+    asOf?: string | null;
 };
 
 /**
@@ -1399,6 +1450,12 @@ export type RecordsRequest = {
      * The snapshot of the first page; a change since is a 409.
      */
     snapshot?: string | null;
+    /**
+     * Asof
+     *
+     * naturali extension: answer from the store as it stood at this instant (ISO timestamp with zone) — each record's revision and lifecycle current then, rebuilt from the store's history; the response echoes asOf. Unlike eligibility "include_inactive", a snapshot of a past time.
+     */
+    asOf?: string | null;
     /**
      * Kind
      *
@@ -1463,6 +1520,10 @@ export type RecordsResult = {
     snapshot: string;
     coverage: Coverage;
     freshness: Freshness;
+    /**
+     * Asof
+     */
+    asOf?: string | null;
 };
 
 /**
@@ -1627,6 +1688,12 @@ export type SearchRequest = {
      * naturali extension: add to each result why it ranked there (its rank and cosine in the vector leg, its rank and BM25 score in the lexical leg, the fused score). Without it the response is exactly the spec's.
      */
     explain?: boolean;
+    /**
+     * Rerank
+     *
+     * naturali extension: rescore the fused ranking's top candidates (the server's rerank_depth, 20 unless configured) with a cross-encoder that reads the query and each passage together, and order them by it. Slower (tens of ms per candidate on a small CPU); with explain, each rescored result shows its rerank score.
+     */
+    rerank?: boolean;
 };
 
 /**
@@ -1716,6 +1783,12 @@ export type SourceSummary = {
  * knowledge_timeline (docs/spec/retrieval-and-dates.md, "Dates and Chronicle").
  */
 export type TimelineRequest = {
+    /**
+     * Asof
+     *
+     * naturali extension: answer from the store as it stood at this instant (ISO timestamp with zone) — each record's revision and lifecycle current then, rebuilt from the store's history; the response echoes asOf. Unlike eligibility "include_inactive", a snapshot of a past time.
+     */
+    asOf?: string | null;
     /**
      * Snapshot
      *
@@ -1837,6 +1910,10 @@ export type TimelineResult = {
      * To
      */
     to?: string | null;
+    /**
+     * Asof
+     */
+    asOf?: string | null;
 };
 
 /**
@@ -3563,7 +3640,14 @@ export type KnowledgeRecordData = {
          */
         record_id: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * Asof
+         *
+         * naturali extension: answer from the store as it stood at this instant (ISO timestamp with zone) — each record's revision and lifecycle current then, rebuilt from the store's history; the response echoes asOf. Unlike eligibility "include_inactive", a snapshot of a past time.
+         */
+        asOf?: string | null;
+    };
     url: '/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge/records/{record_id}';
 };
 

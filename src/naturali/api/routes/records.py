@@ -3,7 +3,9 @@ responses are complete hits with index, coverage and freshness."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
@@ -13,7 +15,7 @@ from naturali.contracts.records import (
     RecordResult,
     RecordsResult,
 )
-from naturali.service.requests import GrepRequest, LookupRequest, RecordsRequest
+from naturali.service.requests import AS_OF, GrepRequest, Instant, LookupRequest, RecordsRequest
 
 router = APIRouter(
     prefix="/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge",
@@ -52,7 +54,13 @@ def knowledge_records(
 
 @router.get("/records/{record_id}", response_model=RecordResult, response_model_exclude_unset=True)
 def knowledge_record(
-    project_id: str, memory_store_id: str, record_id: str, user: CurrentUser, svc: Service
+    project_id: str,
+    memory_store_id: str,
+    record_id: str,
+    user: CurrentUser,
+    svc: Service,
+    asOf: Annotated[Instant | None, Query(description=AS_OF)] = None,  # noqa: N803
 ) -> RecordResult:
-    """One record whole, with all its evidence locators."""
-    return svc.records.record(user, project_id, memory_store_id, record_id)
+    """One record whole, with all its evidence locators (``asOf``: its revision current at
+    that instant)."""
+    return svc.records.record(user, project_id, memory_store_id, record_id, asOf)

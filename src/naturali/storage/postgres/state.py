@@ -275,6 +275,18 @@ class PostgresStoreState:
         )
         return [str(r["request_id"]) for r in rows]
 
+    def revisions_at(self, instant: str) -> list[PlannedWrite]:
+        rows = self._db.all(
+            "SELECT DISTINCT ON (h.record_id) h.record_id, h.revision, m.plan "
+            "FROM store_history h JOIN store_mutations m ON m.project_id = h.project_id "
+            "AND m.store_id = h.store_id AND m.request_id = h.request_id "
+            "WHERE h.project_id = %s AND h.store_id = %s AND h.at <= %s "
+            "ORDER BY h.record_id, h.revision DESC",
+            *self._key,
+            instant,
+        )
+        return [_written(json.loads(r["plan"]), r["record_id"], r["revision"]) for r in rows]
+
     def history(self, record_id: str) -> list[dict[str, Any]]:
         rows = self._db.all(
             "SELECT h.revision, h.request_id, h.operation, h.lifecycle, h.path, h.sha256, h.at, "
@@ -298,6 +310,15 @@ class PostgresStoreState:
             }
             for r in rows
         ]
+
+
+def _written(plan: dict[str, Any], record_id: str, revision: int) -> PlannedWrite:
+    """The write of one record's revision in a mutation's plan."""
+    return next(
+        PlannedWrite(**w)
+        for w in plan["writes"]
+        if w["record_id"] == record_id and w["revision"] == revision
+    )
 
 
 def _entry(row: dict[str, Any]) -> JournalEntry:

@@ -146,3 +146,23 @@ def history(conn: sqlite3.Connection, record_id: str) -> list[dict[str, Any]]:
         }
         for r in rows
     ]
+
+
+def revisions_at(conn: sqlite3.Connection, instant: str) -> list[PlannedWrite]:
+    rows = conn.execute(
+        "SELECT h.record_id, h.revision, m.plan FROM history_v1 h "
+        "JOIN mutations_v1 m ON m.request_id = h.request_id "
+        "WHERE h.revision = (SELECT MAX(revision) FROM history_v1 l "
+        "WHERE l.record_id = h.record_id AND l.at <= ?) ORDER BY h.record_id",
+        (instant,),
+    ).fetchall()
+    return [written(json.loads(plan), record_id, revision) for record_id, revision, plan in rows]
+
+
+def written(plan: dict[str, Any], record_id: str, revision: int) -> PlannedWrite:
+    """The write of one record's revision in a mutation's plan."""
+    return next(
+        PlannedWrite(**w)
+        for w in plan["writes"]
+        if w["record_id"] == record_id and w["revision"] == revision
+    )

@@ -16,6 +16,7 @@ from naturali.ports.state import (
     GuardRow,
     JournalEntry,
     MatchMode,
+    PlannedWrite,
     ProjectionRow,
     ProjectionTable,
     ProjectionUnavailable,
@@ -356,6 +357,9 @@ class SqliteState:
 
     def history(self, record_id: str) -> list[dict[str, Any]]:
         return journal.history(self.db.conn(), record_id)
+
+    def revisions_at(self, instant: str) -> list[PlannedWrite]:
+        return journal.revisions_at(self.db.conn(), instant)
 
 
 def _expression(tokens: list[str], mode: MatchMode) -> str:

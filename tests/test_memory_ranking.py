@@ -1,0 +1,120 @@
+"""Memories ranked as turns of a conversation (retrieval/conversation.py), and the second
+stage (``rerank: true``), on both backends with the real models."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from conftest import Api
+from naturali.retrieval.conversation import Conversation
+from naturali.retrieval.hybrid import PRODUCT
+from naturali.service.requests import SearchRequest
+
+TURNS = [
+    "Alex: How was the concert on Friday?",
+    "Sam: Loud, but the band was great.",
+    "Alex: Did you finish the report for work?",
+    "Sam: Almost, I send it tomorrow.",
+    "Alex: Where are you moving next year, Sam?",
+    "Sam: To Lisbon, we found a flat near the river.",  # the answer: the question's reply
+    "Alex: Nice! Do you still cook on weekends?",
+    "Sam: Pasta, every Sunday with my brother.",
+    "Alex: I am moving my desk to the other office.",
+    "Sam: The new office has a good coffee machine.",
+    "Alex: Are you moving the meeting to Monday?",
+    "Sam: Yes, Monday at ten.",
+]
+
+
+class Chat:
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.project = api.project()
+        r = api.post(f"/v1/projects/{self.project}/memory_stores", json={"name": "chat"})
+        self.store = r.json()["id"]
+        self.ids = [self.remember(f"[2 May 2024] {turn}") for turn in TURNS]
+
+    def remember(self, content: str) -> str:
+        path = f"/v1/projects/{self.project}/memory_stores/{self.store}/memories"
+        r = self.api.post(path, json={"content": content})
+        assert r.status_code == 201, r.text
+        return str(r.json()["id"])
+
+    def search(self, **body: Any) -> list[dict[str, Any]]:
+        r = self.api.search(self.project, **body)
+        assert r.status_code == 200, r.text
+        return list(r.json()["results"])
+
+    def turns(self, results: list[Any]) -> list[int]:
+        ids = [r["memory_id"] if isinstance(r, dict) else r.memory_id for r in results]
+        return [self.ids.index(i) for i in ids]
+
+
+@pytest.fixture
+def chat(api: Api) -> Chat:
+    return Chat(api)
+
+
+def test_a_turn_brings_in_its_reply(chat: Chat) -> None:
+    """The question's turn ranks first; its reply, which shares no word with the question,
+    comes in as its neighbour. Without the conversation stage it does not make the top 4."""
+    hits = chat.search(query="Where is Sam moving to?", include_documents=False, limit=4)
+    assert {4, 5} <= set(chat.turns(hits))
+    user = chat.api.naturali.storage.oldest_user()
+    assert user is not None
+    request = SearchRequest(query="Where is Sam moving to?", include_documents=False, limit=4)
+    alone = replace(PRODUCT, conversation=None)
+    without = chat.api.naturali.search.search(user, chat.project, request, alone)
+    assert 4 in chat.turns(without) and 5 not in chat.turns(without)
+
+
+def test_a_memory_that_lacks_a_name_the_question_gives_is_scaled_down(chat: Chat) -> None:
+    api = chat.api
+    user = api.naturali.storage.oldest_user()
+    assert user is not None
+    api.doc(chat.project, "/venue.md", "Tom booked the venue for the offsite.")
+    request = SearchRequest(query="Which venue did Priya book?", limit=20, explain=True)
+    names_only = replace(PRODUCT, conversation=Conversation(neighbour_weight=0.0))
+    scaled = api.naturali.search.search(user, chat.project, request, names_only)
+    plain = api.naturali.search.search(
+        user, chat.project, request, replace(PRODUCT, conversation=None)
+    )
+    before = {_key(r): r.score for r in plain}
+    after = {_key(r): r.score for r in scaled}
+    for key, score in after.items():
+        # no memory names Priya: each is scaled to 0.8; a document is left as it was
+        factor = 1.0 if key.startswith("/") else 0.8
+        assert score == pytest.approx(before[key] * factor, rel=1e-5), key
+
+
+def _key(result: Any) -> str:
+    return str(getattr(result, "path", None) or result.memory_id)
+
+
+def test_rerank_is_there_only_when_asked_and_orders_what_it_rescored(chat: Chat) -> None:
+    plain = chat.search(query="Where is Sam moving to?", limit=8, explain=True)
+    assert all("rerank" not in hit["explain"] for hit in plain)
+    hits = chat.search(query="Where is Sam moving to?", limit=12, explain=True, rerank=True)
+    assert len(hits) == 12  # the depth (20) reaches every turn: all are rescored
+    reranked = [hit["explain"]["rerank"] for hit in hits]
+    assert reranked == sorted(reranked, reverse=True)
+    scores = [hit["score"] for hit in hits]
+    assert scores == sorted(scores, reverse=True)  # the places' scores, still falling
+    assert sorted(scores) == sorted(h["explain"]["fused"] for h in hits)
+    # the cross-encoder reads the reply as the answer
+    assert chat.turns(hits)[:2] in ([5, 4], [4, 5])
+    # a shallower depth reorders only its own top; the rest keep the fused order
+    chat.api.naturali.search.second_stage.depth = 3
+    shallow = chat.search(query="Where is Sam moving to?", limit=8, explain=True, rerank=True)
+    assert all("rerank" in h["explain"] for h in shallow[:3])
+    assert all("rerank" not in h["explain"] for h in shallow[3:])
+    assert set(chat.turns(shallow[:3])) == set(chat.turns(plain)[:3])
+    assert chat.turns(shallow)[3:] == chat.turns(plain)[3:]
+
+
+def test_rerank_without_a_query_is_a_fetch(chat: Chat) -> None:
+    hits = chat.search(memory_store_ids=[chat.store], rerank=True, limit=3, explain=True)
+    assert len(hits) == 3 and all("rerank" not in h["explain"] for h in hits)
