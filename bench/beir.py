@@ -80,12 +80,18 @@ def main() -> None:
         "hybrid, RRF (baseline)": {"ranking": Ranking(fusion="rrf")},
         "hybrid, blend, fixed alpha": {"ranking": Ranking(confident_shift=0.0)},
         "hybrid, naturali": {"ranking": Ranking()},
+        "hybrid, naturali + rerank top 20": {"ranking": Ranking(), "rerank": True},
     }
     for name, options in variants.items():
         scores = []
         for qid, relevant in judged.items():
-            request = SearchRequest(query=texts[qid], limit=100, include_memories=False)
-            results = naturali.search.search(user, project_id, request, **options)
+            request = SearchRequest(
+                query=texts[qid],
+                limit=100,
+                include_memories=False,
+                rerank=bool(options.get("rerank")),
+            )
+            results = naturali.search.search(user, project_id, request, options["ranking"])
             ranked = doc_ranking([r.path for r in results if r.source_type == "document"])
             scores.append((ndcg_at(ranked, relevant), recall_at(ranked, relevant)))
         runs[name] = scores

@@ -115,6 +115,7 @@ def _script(call: Call, tag: str, project: str, store: str) -> set[tuple[str, st
     }
     created = run("knowledge_save", requestId=f"{tag}-1", id=f"clm_ship_{tag}", record=record)
     first = created["records"][0]
+    _as_of(run, first["id"])
     updated = run(
         "knowledge_save",
         requestId=f"{tag}-2",
@@ -155,9 +156,31 @@ def _script(call: Call, tag: str, project: str, store: str) -> set[tuple[str, st
         memory_store_ids=[store],
         tags={"team": "none"},
         explain=True,
+        rerank=True,
     )
     assert found["results"] == []  # every filter applied: the tag matches nothing
     return sent
+
+
+def _as_of(run: Callable[..., dict[str, Any]], saved: str) -> None:
+    """Each reading tool at a later instant: the store as its history has it then (records
+    written into the vault by hand have none: ``saved`` is in it, clm_refund is not)."""
+    later = "2099-01-01T00:00:00Z"
+    echoed = "2099-01-01T00:00:00.000000Z"
+    reads = {
+        "knowledge_grep": {"query": "shipping"},
+        "knowledge_lookup": {"query": saved},
+        "knowledge_records": {},
+        "knowledge_record": {"id": saved},
+        "knowledge_timeline": {},
+        "knowledge_chronicle_day": {"date": "2026-03-03"},
+        "knowledge_chronicle_since": {"since": "2026-01-01"},
+        "knowledge_chronicle_last_seen": {"entity": "per_ann"},
+    }
+    for name, params in reads.items():
+        assert run(name, asOf=later, **params)["asOf"] == echoed, name
+    past = {r["id"] for r in run("knowledge_records", asOf=later)["records"]}
+    assert saved in past and "clm_refund" not in past
 
 
 def _every_parameter(sent: set[tuple[str, str]]) -> None:
@@ -229,7 +252,7 @@ def test_every_operation_is_in_the_sdk_and_takes_every_parameter(world: StoreVau
         if op.name != "knowledge_search":
             where["memory_store_id"] = world.store
         if op.path_field is not None:
-            params = {slots[op.path_field]: params[op.path_field]}
+            params = {slots.get(k, k): v for k, v in params.items()}
         response = getattr(getattr(client, group), method)(**where, **params)
         return response.model_dump() if hasattr(response, "model_dump") else dict(response)
 

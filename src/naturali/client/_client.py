@@ -305,9 +305,12 @@ class Records(Resource):
             "last_seen", project_id=project_id, memory_store_id=memory_store_id, **params
         )
 
-    def record(self, *, project_id: str, memory_store_id: str, record_id: str) -> Any:
+    def record(
+        self, *, project_id: str, memory_store_id: str, record_id: str, asOf: str | None = None
+    ) -> Any:
+        """One record whole; ``asOf`` (ISO timestamp with zone): its revision current then."""
         url = self._url(project_id, memory_store_id) + f"/records/{record_id}"
-        return self._call("GET", url)
+        return self._call("GET", url, params=_clean({"asOf": asOf}))
 
     def history(self, *, project_id: str, memory_store_id: str, record_id: str) -> Any:
         url = self._url(project_id, memory_store_id) + f"/records/{record_id}/history"
