@@ -3,12 +3,17 @@ stage (``rerank: true``), on both backends with the real models."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from conftest import Api
+from naturali.embed import rerank
+from naturali.embed.onnx import ModelIntegrityError
 from naturali.retrieval.conversation import Conversation
 from naturali.retrieval.hybrid import PRODUCT
 from naturali.service.requests import SearchRequest
@@ -118,3 +123,20 @@ def test_rerank_is_there_only_when_asked_and_orders_what_it_rescored(chat: Chat)
 def test_rerank_without_a_query_is_a_fetch(chat: Chat) -> None:
     hits = chat.search(memory_store_ids=[chat.store], rerank=True, limit=3, explain=True)
     assert len(hits) == 3 and all("rerank" not in h["explain"] for h in hits)
+
+
+def test_an_operators_model_directory_plugs_into_the_same_port(tmp_path: Path) -> None:
+    """A directory of model.onnx and tokenizer.json (here a copy of the shipped one) scores
+    as the shipped model does; a pinned hash that does not match refuses to load it."""
+    mine = tmp_path / "my-reranker"
+    mine.mkdir()
+    for name in ("model.onnx", "tokenizer.json"):
+        shutil.copy(rerank.shipped_dir() / name, mine / name)
+    passages = ["Sam: To Lisbon, we found a flat.", "Sam: Pasta, every Sunday."]
+    shipped = rerank.OnnxReranker().score("Where is Sam moving?", passages)
+    own = rerank.OnnxReranker(mine, rerank.SHIPPED_MODEL_SHA256).score(
+        "Where is Sam moving?", passages
+    )
+    assert np.allclose(shipped, own) and shipped[0] > shipped[1]
+    with pytest.raises(ModelIntegrityError):
+        rerank.OnnxReranker(mine, "0" * 64).score("Where is Sam moving?", passages)
