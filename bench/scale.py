@@ -40,6 +40,7 @@ import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import math  # noqa: E402
 import secrets  # noqa: E402
+import shutil  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
@@ -215,6 +216,7 @@ def _empty_rss(data_dir: Path) -> int:
         from server import free_port
 
         empty = data_dir.parent / "scale-empty"
+        shutil.rmtree(empty, ignore_errors=True)  # a first start: its owner is this token
         port, owner = free_port(), secrets.token_urlsafe(32)
         process = start_server(None, empty, port, owner, {})
         headers = {"Authorization": f"Bearer {owner}"}

@@ -396,3 +396,20 @@ def test_a_scan_maps_its_shares_over_the_pool_and_pins_no_thread(
             assert all(
                 os.sched_getaffinity(t.native_id or 0) == cpus for t in threading.enumerate()
             )
+
+
+def test_path_prefixes_select_what_checking_every_owner_selects() -> None:
+    """The sorted paths' runs (ProjectIndex._under) against each owner's startswith."""
+    index = ProjectIndex("p", 4)
+    paths = ["/a/x.md", "/a/y.md", "/ab.md", "/b/z.md", "/a", "/c/é.md", "/c/\U0010ffff.md"]
+    added = _chunks(1, [(SourceType.DOCUMENT, f"doc_{i}") for i in range(len(paths))])
+    owners = {
+        owner_key(c.source_type, c.owner_id): OwnerAttrs(SourceType.DOCUMENT, c.owner_id, path)
+        for c, path in zip(added, paths, strict=True)
+    }
+    index.apply(added, [], owners)
+    for prefixes in (("/a/",), ("/a",), ("/a/", "/b/"), ("/c/",), ("/c/\U0010ffff",), ("/z",)):
+        mask = index.select(Selection(memories=False, path_prefixes=prefixes))
+        assert mask.tolist() == [p.startswith(prefixes) for p in paths], prefixes
+    tagged = Selection(memories=False, path_prefixes=("/a",), tags=frozenset({("k", "v")}))
+    assert not index.select(tagged).any()  # the prefixes' owners still meet the tags

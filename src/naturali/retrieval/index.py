@@ -8,6 +8,7 @@ half of its rows are dead.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -87,6 +88,10 @@ class ProjectIndex:
     owner_attrs: dict[int, OwnerAttrs] = field(default_factory=dict)
 
     _owner_sources: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
+    _owners_version: int = 0  # bumped when owners' attributes change (apply)
+    # Owners version → documents' paths sorted, with their owner codes (_by_path). A search
+    # fills it under the read gate: it replaces one whole entry, never extends one in place.
+    _paths: dict[int, tuple[list[str], npt.NDArray[np.int64]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.vectors.dimension != self.dimension:
@@ -136,6 +141,13 @@ class ProjectIndex:
         if selection.document_ids is not None and source == SourceType.DOCUMENT:
             codes = [self.owner_code.get(owner_key(source, d)) for d in selection.document_ids]
             candidates = [c for c in codes if c is not None]
+        elif source == SourceType.DOCUMENT and selection.path_prefixes:
+            under = self._under(selection.path_prefixes)
+            if not selection.tags:  # the prefixes are the whole filter
+                allowed = np.zeros(len(self.owner_keys), np.bool_)
+                allowed[under] = True
+                return allowed
+            candidates = under.tolist()
         else:
             candidates = [int(c) for c in np.flatnonzero(of_source)]
         allowed = np.zeros(len(self.owner_keys), np.bool_)
@@ -143,6 +155,41 @@ class ProjectIndex:
             attrs = self.owner_attrs.get(code)
             allowed[code] = attrs is not None and selection.accepts(attrs)
         return allowed
+
+    def _under(self, prefixes: tuple[str, ...]) -> npt.NDArray[np.int64]:
+        """The codes of documents whose path starts with one of ``prefixes``: each prefix's
+        documents are one run of the sorted paths, found by bisection (a filter of 1% of a
+        large project reads that 1%, not every owner)."""
+        paths, codes = self._by_path()
+        runs = []
+        for prefix in prefixes:
+            low = bisect.bisect_left(paths, prefix)
+            high = low
+            if prefix and prefix[-1] != "\U0010ffff":
+                following = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # the first path after
+                high = bisect.bisect_left(paths, following, low)
+            else:
+                while high < len(paths) and paths[high].startswith(prefix):
+                    high += 1
+            runs.append(codes[low:high])
+        return np.concatenate(runs) if runs else np.empty(0, np.int64)
+
+    def _by_path(self) -> tuple[list[str], npt.NDArray[np.int64]]:
+        """Documents' paths, sorted, and their codes; made again after owners change. Made
+        by a search under the read gate: two at once make equal ones, and one stays."""
+        version = self._owners_version
+        cached = self._paths.get(version)
+        if cached is None:
+            pairs = sorted(
+                (a.path, code)
+                for code, a in self.owner_attrs.items()
+                if a.source == SourceType.DOCUMENT
+            )
+            codes = np.array([code for _, code in pairs], np.int64)
+            cached = ([path for path, _ in pairs], codes)
+            self._paths.clear()  # an older version's, if any
+            self._paths[version] = cached
+        return cached
 
     def _extend_owner_sources(self) -> None:
         """The source code of each owner, extended by the owners added since. Only the writer
@@ -173,6 +220,8 @@ class ProjectIndex:
         self._extend_owner_sources()
         for key, attrs in owners.items():
             self.owner_attrs[self.owner_code[key]] = attrs
+        if owners:
+            self._owners_version += 1
         for seq in removed:
             row = self.row_of_seq.pop(seq, None)
             if row is not None and self.alive[row]:
