@@ -122,7 +122,7 @@ def measure(
 ) -> Row:
     row = Row(n)
     data_dir = args.data_dir / f"scale-{n}"
-    url = f"{args.database_url}_{n}" if args.database_url else None
+    url = _sized(args.database_url, n) if args.database_url else None
     if url:
         _create_database(args.database_url, url)
     naturali, user = service(data_dir, url, query_vector_cache_entries=0)
@@ -244,10 +244,16 @@ def _recall(naturali: Any, index: Any, texts: list[str]) -> float:
     return found / total
 
 
+def _sized(url: str, n: int) -> str:
+    """``url`` with ``_<n>`` after its database's name (before any query string)."""
+    base, _, query = url.partition("?")
+    return f"{base}_{n}" + (f"?{query}" if query else "")
+
+
 def _create_database(admin_url: str, url: str) -> None:
     import psycopg
 
-    name = url.rsplit("/", 1)[1]
+    name = url.partition("?")[0].rsplit("/", 1)[1]
     with psycopg.connect(admin_url, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if not exists:
