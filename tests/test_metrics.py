@@ -66,3 +66,24 @@ def test_metrics_need_their_token(metered: Api) -> None:
 
 def test_metrics_are_off_without_a_token_set(api: Api) -> None:
     assert api.http.get("/metrics").status_code == 404
+
+
+def test_the_index_budget_evicts_by_bytes_and_the_metrics_show_it(
+    tmp_path: Path, embedder: OnnxEmbedder
+) -> None:
+    """With a budget smaller than two indexes, searching a second project drops the first
+    (its bytes counted), and searching the first again brings it back with the same results."""
+    for api in make_api(
+        tmp_path, embedder, None, metrics_token=METRICS_TOKEN, index_memory_bytes=1
+    ):
+        first, second = api.project(), api.project()
+        api.doc(first, "/a.md", "Refunds take five days.")
+        api.doc(second, "/b.md", "Invoices are sent monthly.")
+        before = api.search(first, query="refunds").json()
+        api.search(second, query="invoices")
+        samples = _samples(api)
+        assert samples["naturali_index_evictions_total"][0].value == 1
+        assert samples["naturali_index_evicted_bytes_total"][0].value > 0
+        assert samples["naturali_index_memory_budget_bytes"][0].value == 1
+        assert samples["naturali_indexes_loaded"][0].value == 1
+        assert api.search(first, query="refunds").json() == before

@@ -96,3 +96,19 @@ class _Held(Collector):
         yield GaugeMetricFamily(
             "naturali_indexes_loaded", "Projects whose search index is in memory.", len(loaded)
         )
+        indexes = naturali.indexes
+        yield GaugeMetricFamily(
+            "naturali_index_memory_budget_bytes",
+            "index_memory_bytes: past it, the least recently searched indexes are dropped.",
+            value=indexes.budget,
+        )
+        yield CounterMetricFamily(
+            "naturali_index_evictions",
+            "Indexes the memory budget dropped (each reloaded on its next search).",
+            value=indexes.evictions,
+        )
+        yield CounterMetricFamily(
+            "naturali_index_evicted_bytes",
+            "Bytes of the indexes the memory budget dropped.",
+            value=indexes.evicted_bytes,
+        )

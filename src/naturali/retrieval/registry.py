@@ -51,6 +51,9 @@ class IndexRegistry:
         self._dimension = dimension
         self._model_id = model_id
         self._budget = memory_budget
+        # What the budget dropped since start: indexes, and their bytes (GET /metrics).
+        self.evictions = 0
+        self.evicted_bytes = 0
         self._snapshots = snapshots
         # Saved when this many rows were appended since the last save, and at least a fifth
         # of the index: often enough that a restart reads little, rarely enough to cost little.
@@ -239,6 +242,12 @@ class IndexRegistry:
                     break
                 total -= sizes[victim]
                 del self._indexes[victim]
+                self.evictions += 1
+                self.evicted_bytes += sizes[victim]
+
+    @property
+    def budget(self) -> int:
+        return self._budget
 
     def loaded(self) -> dict[str, int]:
         """Projects whose index is in memory, least recently searched first, with its size."""
