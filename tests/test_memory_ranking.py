@@ -140,3 +140,12 @@ def test_an_operators_model_directory_plugs_into_the_same_port(tmp_path: Path) -
     assert np.allclose(shipped, own) and shipped[0] > shipped[1]
     with pytest.raises(ModelIntegrityError):
         rerank.OnnxReranker(mine, "0" * 64).score("Where is Sam moving?", passages)
+
+
+def test_a_passages_rerank_score_does_not_depend_on_the_others() -> None:
+    reranker = rerank.OnnxReranker()
+    query = "Where is Sam moving?"
+    passages = ["Sam: To Lisbon, we found a flat.", "Sam: Pasta, every Sunday with my brother."]
+    together = reranker.score(query, passages)
+    alone = [reranker.score(query, [p])[0] for p in passages]
+    assert together.tolist() == alone

@@ -1691,7 +1691,7 @@ export type SearchRequest = {
     /**
      * Rerank
      *
-     * naturali extension: rescore the fused ranking's top candidates (the server's rerank_depth, 20 unless configured) with a cross-encoder that reads the query and each passage together, and order them by it. Slower (tens of ms per candidate on a small CPU); with explain, each rescored result shows its rerank score.
+     * naturali extension: rescore the fused ranking's top candidates (the server's rerank_depth, 20 unless configured) with a cross-encoder that reads the query and each passage together, and order them by it. Slower (~10 ms a candidate on a small CPU); with explain, each rescored result shows its rerank score.
      */
     rerank?: boolean;
 };
