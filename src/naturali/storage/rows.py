@@ -22,6 +22,7 @@ from naturali.model import (
     Token,
     User,
 )
+from naturali.ports.state import PlannedWrite
 
 
 class Row(Protocol):
@@ -237,4 +238,13 @@ def audit_row(entry: AuditEntry) -> tuple[Any, ...]:
         entry.operation,
         json.dumps(entry.ids),
         entry.status,
+    )
+
+
+def planned_write(plan: dict[str, Any], record_id: str, revision: int) -> PlannedWrite:
+    """The write of one record's revision in a mutation journal's plan (both backends)."""
+    return next(
+        PlannedWrite(**w)
+        for w in plan["writes"]
+        if w["record_id"] == record_id and w["revision"] == revision
     )

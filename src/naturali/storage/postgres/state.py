@@ -28,6 +28,7 @@ from naturali.ports.state import (
 )
 from naturali.storage.postgres.connection import Database
 from naturali.storage.postgres.writes import Connection
+from naturali.storage.rows import planned_write
 from naturali.storage.sqlite.state import SqliteState
 
 _COLUMNS = "request_id, operation, args_hash, plan, state, receipt, git_state, created_at"
@@ -285,7 +286,7 @@ class PostgresStoreState:
             *self._key,
             instant,
         )
-        return [_written(json.loads(r["plan"]), r["record_id"], r["revision"]) for r in rows]
+        return [planned_write(json.loads(r["plan"]), r["record_id"], r["revision"]) for r in rows]
 
     def history(self, record_id: str) -> list[dict[str, Any]]:
         rows = self._db.all(
@@ -310,15 +311,6 @@ class PostgresStoreState:
             }
             for r in rows
         ]
-
-
-def _written(plan: dict[str, Any], record_id: str, revision: int) -> PlannedWrite:
-    """The write of one record's revision in a mutation's plan."""
-    return next(
-        PlannedWrite(**w)
-        for w in plan["writes"]
-        if w["record_id"] == record_id and w["revision"] == revision
-    )
 
 
 def _entry(row: dict[str, Any]) -> JournalEntry:

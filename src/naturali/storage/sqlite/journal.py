@@ -10,6 +10,7 @@ from typing import Any
 
 from naturali.model import utcnow
 from naturali.ports.state import GuardRow, JournalEntry, PlannedWrite
+from naturali.storage.rows import planned_write
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS mutations_v1 (
@@ -156,13 +157,4 @@ def revisions_at(conn: sqlite3.Connection, instant: str) -> list[PlannedWrite]:
         "WHERE l.record_id = h.record_id AND l.at <= ?) ORDER BY h.record_id",
         (instant,),
     ).fetchall()
-    return [written(json.loads(plan), record_id, revision) for record_id, revision, plan in rows]
-
-
-def written(plan: dict[str, Any], record_id: str, revision: int) -> PlannedWrite:
-    """The write of one record's revision in a mutation's plan."""
-    return next(
-        PlannedWrite(**w)
-        for w in plan["writes"]
-        if w["record_id"] == record_id and w["revision"] == revision
-    )
+    return [planned_write(json.loads(plan), record, revision) for record, revision, plan in rows]
