@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from naturali.contracts.records import (
@@ -41,7 +41,7 @@ from naturali.service.entity_sources import (
     source_hits,
     source_rows,
 )
-from naturali.service.records import Reading, Records, check_snapshot, entity_id
+from naturali.service.records import Reading, Records, check_snapshot, entity_id, stamped
 from naturali.service.requests import (
     ChronicleDayRequest,
     ChronicleSinceRequest,
@@ -275,7 +275,7 @@ class Dates:
         start, end = parse_range(request.since, request.until)
         try:
             with self._reading(user, project_id, store_id, request.asOf) as reading:
-                return _as_of(self._timeline(reading, request, start, end), reading)
+                return stamped(self._timeline(reading, request, start, end), reading)
         except IndexUnavailable as exc:
             return self._unavailable(exc.view, request.offset)
 
@@ -357,7 +357,7 @@ class Dates:
         page = self._page(
             view, hits, lambda h: self._row(h, zone), (request.offset, request.limit), extra
         )
-        return _as_of(page, reading)
+        return stamped(page, reading)
 
     def chronicle_since(
         self, user: User, project_id: str, store_id: str, request: ChronicleSinceRequest
@@ -375,7 +375,7 @@ class Dates:
         extra = {"snapshot": _snapshot(_pairs(hits), _params(request))}
         check_snapshot(request.snapshot, extra["snapshot"])
         page = self._page(view, hits, self._row, (request.offset, request.limit), extra)
-        return _as_of(page, reading)
+        return stamped(page, reading)
 
     def last_seen(
         self, user: User, project_id: str, store_id: str, request: LastSeenRequest
@@ -400,7 +400,7 @@ class Dates:
                 coverage=self._records.coverage(exc.view),
                 freshness=_freshness(exc.view),
             )
-        return _as_of(result, reading)
+        return stamped(result, reading)
 
     def _last_seen(self, reading: Reading, request: LastSeenRequest, end: int) -> LastSeenResult:
         view, bound = reading.view, request.occurredOnOrBefore
@@ -424,16 +424,6 @@ class Dates:
             coverage=self._records.coverage(view),
             freshness=_freshness(view),
         )
-
-
-Answer = TypeVar("Answer", TimelineResult, LastSeenResult)
-
-
-def _as_of(result: Answer, reading: Reading) -> Answer:
-    """The result, saying which past instant it answers from when asOf asked for one."""
-    if reading.as_of is not None:
-        result.as_of = reading.as_of
-    return result
 
 
 def _event_source(entry: AvailableRecord, view: StoreView) -> str | None:

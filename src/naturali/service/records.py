@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import overload
+from typing import TypeVar, overload
 
 from naturali.contracts.records import (
     CompleteHit,
@@ -23,10 +23,12 @@ from naturali.contracts.records import (
     IndexState,
     InventoryRow,
     Issue,
+    LastSeenResult,
     LookupResult,
     LookupStatus,
     RecordResult,
     RecordsResult,
+    TimelineResult,
 )
 from naturali.errors import Conflict, NotFound
 from naturali.model import User, utcnow
@@ -67,6 +69,18 @@ class Reading:
         if self.as_of is not None:
             moment = datetime.fromisoformat(self.as_of)
         return to_us(moment)
+
+
+Answer = TypeVar(
+    "Answer", GrepResult, LookupResult, RecordsResult, RecordResult, TimelineResult, LastSeenResult
+)
+
+
+def stamped(result: Answer, reading: Reading) -> Answer:
+    """The result, saying which past instant it answers from when asOf asked for one."""
+    if reading.as_of is not None:
+        result.as_of = reading.as_of
+    return result
 
 
 class Records:
@@ -167,10 +181,7 @@ class Records:
     def grep(self, user: User, project_id: str, store_id: str, request: GrepRequest) -> GrepResult:
         """Keyword search (BM25 over title, aliases, body) of one store's records."""
         with self.reading(user, project_id, store_id, request.asOf) as reading:
-            result = self._grep(reading, request)
-        if reading.as_of is not None:
-            result.as_of = reading.as_of
-        return result
+            return stamped(self._grep(reading, request), reading)
 
     def _grep(self, reading: Reading, request: GrepRequest) -> GrepResult:
         view = reading.view
@@ -319,10 +330,7 @@ class Records:
     ) -> LookupResult:
         """Exact id (case-sensitive), full title or alias, never fuzzy."""
         with self.reading(user, project_id, store_id, request.asOf) as reading:
-            result = self._lookup(reading.view, request)
-        if reading.as_of is not None:
-            result.as_of = reading.as_of
-        return result
+            return stamped(self._lookup(reading.view, request), reading)
 
     def _lookup(self, view: StoreView, request: LookupRequest) -> LookupResult:
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
@@ -351,10 +359,7 @@ class Records:
     ) -> RecordsResult:
         """knowledge_records: the exhaustive inventory of available records, by id."""
         with self.reading(user, project_id, store_id, request.asOf) as reading:
-            result = self._inventory(reading.view, request)
-        if reading.as_of is not None:
-            result.as_of = reading.as_of
-        return result
+            return stamped(self._inventory(reading.view, request), reading)
 
     def _inventory(self, view: StoreView, request: RecordsRequest) -> RecordsResult:
         filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
@@ -387,10 +392,7 @@ class Records:
         """One available record whole, with all its evidence locators (at ``as_of``, its
         revision current then)."""
         with self.reading(user, project_id, store_id, as_of) as reading:
-            result = self._record(reading.view, record_id)
-        if reading.as_of is not None:
-            result.as_of = reading.as_of
-        return result
+            return stamped(self._record(reading.view, record_id), reading)
 
     def _record(self, view: StoreView, record_id: str) -> RecordResult:
         entry = view.entries.get(record_id)
