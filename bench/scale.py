@@ -57,6 +57,7 @@ from load import start_server  # noqa: E402
 from naturali.ids import new_id  # noqa: E402
 from naturali.model import ChunkDraft, Document, utcnow  # noqa: E402
 from naturali.ports.storage import EmbeddedChunk  # noqa: E402
+from naturali.retrieval.stored_vectors import StoredVectors  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
 
 NOISE = 0.01
@@ -144,14 +145,37 @@ def measure(
         row.figures["lexical bytes/chunk"] = index.lexical.memory_bytes() / chunks
         rest = index.memory_bytes() - index.vectors.nbytes - index.lexical.memory_bytes()
         row.figures["bookkeeping bytes/chunk"] = rest / chunks
-        row.figures["recall@k"] = _recall(naturali, index, texts)
+        row.figures["mapped bytes/chunk"] = index.mapped_bytes() / chunks
+        row.figures["recall@k"] = _recall(naturali, index, texts, index.vectors)
     _searches(naturali, user, project_id, texts, row)
+    if url:
+        _database_leg(naturali, project_id, texts, row)
     naturali.close()
+    if url:
+        stored, user = service(data_dir, url, query_vector_cache_entries=0, database_vector_rows=1)
+        _searches(stored, user, project_id, texts, row, "database leg ")
+        stored.close()
     _server(data_dir, url, project_id, texts, row, chunks)
     return row
 
 
-def _searches(naturali: Any, user: Any, project_id: str, texts: list[str], row: Row) -> None:
+def _database_leg(naturali: Any, project_id: str, texts: list[str], row: Row) -> None:
+    """The vector leg answered by PostgreSQL (pgvector HNSW): its index's build, and its
+    recall against float32 exact beside the server's own leg's."""
+    search = naturali.storage.vector_search()
+    with naturali.indexes.synced(project_id) as index:
+        model_id, dimension = index.model_id, index.dimension
+    started = time.perf_counter()
+    search.index_vectors(project_id, model_id, dimension)
+    row.figures["database index build s"] = time.perf_counter() - started
+    with naturali.indexes.synced(project_id) as index:
+        leg = StoredVectors(search, index)
+        row.figures["database leg recall@k"] = _recall(naturali, index, texts, leg)
+
+
+def _searches(
+    naturali: Any, user: Any, project_id: str, texts: list[str], row: Row, leg: str = ""
+) -> None:
     for name, paths in (
         ("", None),
         (" 1%", ["/b00/"]),
@@ -163,8 +187,8 @@ def _searches(naturali: Any, user: Any, project_id: str, texts: list[str], row: 
             started = time.perf_counter()
             naturali.search.search(user, project_id, request)
             took.append((time.perf_counter() - started) * 1000)
-        row.figures[f"service p50{name} ms"] = median(took)
-        row.figures[f"service p95{name} ms"] = percentile(took, 95)
+        row.figures[f"{leg}service p50{name} ms"] = median(took)
+        row.figures[f"{leg}service p95{name} ms"] = percentile(took, 95)
 
 
 def _server(
@@ -197,13 +221,17 @@ def _server(
     row.figures["HTTP p95 ms"] = percentile(took, 95)
     row.figures["server RSS MiB"] = _rss(process.pid) / 2**20
     row.figures["server RSS bytes/chunk"] = (_rss(process.pid) - _empty_rss(data_dir)) / n
+    # Of it, pages of the snapshot's files (the page cache's, shared by a host's processes)
+    # and the process's own.
+    row.figures["server RssFile MiB"] = _rss(process.pid, "RssFile") / 2**20
+    row.figures["server RssAnon MiB"] = _rss(process.pid, "RssAnon") / 2**20
     process.terminate()
     process.wait(timeout=120)
 
 
-def _rss(pid: int) -> int:
+def _rss(pid: int, kind: str = "VmRSS") -> int:
     status = Path(f"/proc/{pid}/status").read_text()
-    return int(status.split("VmRSS:")[1].split()[0]) * 1024
+    return int(status.split(f"{kind}:")[1].split()[0]) * 1024
 
 
 _EMPTY: list[int] = []
@@ -230,16 +258,15 @@ def _empty_rss(data_dir: Path) -> int:
     return _EMPTY[0]
 
 
-def _recall(naturali: Any, index: Any, texts: list[str]) -> float:
-    """Share of the float32 exact top k's cosines the vector leg returns."""
-    matrix = index.vectors.exact[: index.n]
+def _recall(naturali: Any, index: Any, texts: list[str], leg: Any) -> float:
+    """Share of the float32 exact top k's cosines the vector ``leg`` returns."""
     mask = index.live_rows.copy()
     found = total = 0
     for text in texts:
         vector = np.asarray(naturali.embedder().embed_query(text), np.float32).ravel()
-        exact = np.sort(matrix[mask] @ vector)[::-1][:K]
-        got = np.sort(index.vectors.nearest(vector, mask, K).cosines)[::-1]
-        found += int(np.sum(np.isclose(got, exact, atol=1e-6)))
+        exact = np.sort(index.vectors.leading(index.n)[mask] @ vector)[::-1][:K]
+        got = np.sort(leg.scan(mask, K).nearest(vector).cosines)[::-1]
+        found += int(np.sum(np.isclose(got, exact, atol=1e-5)))
         total += K
     return found / total
 

@@ -174,7 +174,7 @@ def main() -> None:
     started = time.perf_counter()
     with naturali.indexes.synced(project_id) as index:
         n = index.n
-        matrix = index.vectors.exact[:n].copy()
+        matrix = index.vectors.leading(n).copy()
         seqs = [int(s) for s in index.seqs[:n]]
         memory = index.memory_bytes()
     print(

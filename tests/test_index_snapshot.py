@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from conftest import Api, validate_result
@@ -117,11 +118,12 @@ def test_a_snapshot_the_store_no_longer_matches_is_ignored(
     assert not any(path == "/tea.md" for answer in answers for path, _ in answer)
 
 
+@pytest.mark.parametrize("damaged", ["exact.npy", "codes.npy", "rows.npy", "alive.npy"])
 def test_a_damaged_snapshot_is_ignored(
-    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any], damaged: str
 ) -> None:
     project_id, _, token = _saved_project(tmp_path, embedder, backend)
-    saved = tmp_path / "data" / "cache" / "indexes" / project_id / "arrays.npy.npz"
+    saved = tmp_path / "data" / "cache" / "indexes" / project_id / damaged
     saved.write_bytes(saved.read_bytes()[: saved.stat().st_size // 2])  # a torn write
     with _server(tmp_path, embedder, backend, token) as api:
         cursors = _sync_cursors(api)
@@ -171,3 +173,49 @@ def test_the_saved_snapshots_are_listed_newest_first_without_unfinished_ones(
     (tmp_path / "proj_empty").mkdir()
     assert snapshot.saved(tmp_path) == ["proj_new", "proj_old"]
     assert snapshot.saved(tmp_path / "missing") == []
+
+
+def test_an_evicted_index_is_saved_and_comes_back_from_its_snapshot_alone(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    """The budget drops an index changed since its last snapshot: it is saved as it goes,
+    and its next search reads nothing from the store but what changed after."""
+    settings = Settings(
+        data_dir=tmp_path / "data", index_memory_bytes=1, index_snapshot_rows=2, **backend
+    )
+    naturali = build_services(settings, embedder=embedder)
+    token = naturali.bootstrap()
+    assert token
+    try:
+        with TestClient(create_app(naturali), raise_server_exceptions=False) as http:
+            api = Api(http, naturali, token)
+            first, second = api.project(), api.project()
+            for path, text in list(DOCS.items())[:2]:
+                api.doc(first, path, text)
+            api.search(first, query="refunds")  # two rows appended: saved
+            _join_saves(naturali)
+            api.doc(first, "/tea.md", DOCS["/tea.md"])
+            before = _answers(api, first)  # one more: not yet worth a snapshot
+            api.doc(second, "/b.md", "Invoices are sent monthly.")
+            api.search(second, query="invoices")  # the first is dropped, and saved
+            _join_saves(naturali)
+            assert first not in naturali.indexes.loaded()
+            added: list[int] = []
+            original = naturali.storage.chunk_changes
+
+            def spy(project_id: str, chunk_cursor: int, removal_cursor: int) -> Any:
+                changes = original(project_id, chunk_cursor, removal_cursor)
+                if project_id == first:
+                    added.append(len(changes.added))
+                return changes
+
+            naturali.storage.chunk_changes = spy  # type: ignore[method-assign]
+            assert _answers(api, first) == before
+            assert added and not any(added)  # all of it from the snapshot
+    finally:
+        naturali.close()
+
+
+def _join_saves(naturali: Any) -> None:
+    for thread in list(naturali.indexes._saving.values()):
+        thread.join()

@@ -85,6 +85,10 @@ class Settings:
     # A search index is saved to <cache_dir>/indexes once this many chunks were added since
     # its last save (and on shutdown), so a restart reads only what changed since.
     index_snapshot_rows: int = 10_000
+    # With PostgreSQL, a project of at least this many chunks has its vector leg answered by
+    # the database (pgvector HNSW, a partial index per project) instead of each server
+    # holding its vectors (docs/scale.md); 0: every server holds every searched project's.
+    database_vector_rows: int = 0
     # Query vectors kept for repeated queries (by a hash of the text; 0 turns this off).
     query_vector_cache_entries: int = 4096
     # Searches the HTTP API runs at once (0: one per CPU the server may run on); more wait
@@ -121,6 +125,8 @@ class Settings:
             )
         if not 1 <= self.rerank_depth <= 100:
             raise ValueError("rerank_depth must be between 1 and 100")
+        if self.database_vector_rows < 0:
+            raise ValueError("database_vector_rows must be at least 0 (0: never)")
         if self.search_threads < 0:
             raise ValueError("search_threads must be at least 0 (0: one per CPU)")
 

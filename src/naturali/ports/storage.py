@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from naturali.model import (
     AuditEntry,
     Chunk,
@@ -35,7 +38,7 @@ from naturali.model import (
 class ChunkChanges:
     """What changed in a project's chunks since a sync point (see ``retrieval.index``)."""
 
-    added: list[Chunk]
+    added: list[Chunk]  # in seq order, each after the chunk cursor (the index bisects seqs)
     removed: list[int]  # chunk seqs
     chunk_cursor: int
     removal_cursor: int
@@ -325,6 +328,37 @@ class ChunkStorage(Protocol):
         ...
 
 
+class VectorSearch(Protocol):
+    """Nearest chunks by their vectors, answered by the store itself (PostgreSQL's pgvector):
+    the vector leg of a project too large for a server to hold its vectors
+    (retrieval/stored_vectors.py). Cosines are inner products: the vectors are unit length."""
+
+    def nearest_vectors(
+        self,
+        project_id: str,
+        model_id: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        within: Sequence[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """Seqs and cosines of the project's ``limit`` chunks nearest ``query`` among those of
+        ``model_id``, best first: by its approximate index (``index_vectors``) when there is
+        one, or exactly among the seqs ``within``."""
+        ...
+
+    def vector_cosines(
+        self, project_id: str, model_id: str, query: npt.NDArray[np.float32], seqs: Sequence[int]
+    ) -> dict[int, float]:
+        """The cosines with ``query`` of these chunks' vectors, of those ``model_id`` made, by
+        seq (a chunk another model embedded is left out)."""
+        ...
+
+    def index_vectors(self, project_id: str, model_id: str, dimension: int) -> None:
+        """Build the project's approximate index of its ``model_id`` vectors unless it has one
+        (minutes for a million; searches meanwhile read every vector, exactly)."""
+        ...
+
+
 class Storage(
     UserStorage,
     ProjectStorage,
@@ -339,4 +373,8 @@ class Storage(
 
     def close(self) -> None:
         """Close the catalog's connections."""
+        ...
+
+    def vector_search(self) -> VectorSearch | None:
+        """The store's own nearest-vector search, if it has one."""
         ...

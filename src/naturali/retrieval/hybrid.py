@@ -14,7 +14,7 @@ from naturali.retrieval import conversation, fusion
 from naturali.retrieval.conversation import Conversation
 from naturali.retrieval.fusion import CONFIDENT_SHIFT
 from naturali.retrieval.index import ProjectIndex
-from naturali.retrieval.vectors import Nearest, Scan, ScanPool
+from naturali.retrieval.vectors import LegScan, Nearest, ScanPool
 
 Signals = Literal["hybrid", "vector", "lexical"]
 CANDIDATES_PER_LEG = 100
@@ -82,7 +82,7 @@ def rank(
         return []
     started = time.perf_counter()
     pool = max(CANDIDATES_PER_LEG, limit)
-    scan = index.vectors.scan(mask, pool) if ranking.signals != "lexical" else None
+    scan = index.vector_leg.scan(mask, pool) if ranking.signals != "lexical" else None
     bm25, bound, lexical_candidates = np.zeros(0, np.float32), 0.0, np.empty(0, np.int64)
     if ranking.signals != "vector":
         bm25, bound = index.lexical.score(query_terms, mask, subset)
@@ -117,7 +117,7 @@ def rank(
 
 
 def _vector_leg(
-    scan: Scan | None,
+    scan: LegScan | None,
     query: npt.NDArray[np.float32],
     scan_pool: ScanPool | None,
     min_similarity: float | None,
@@ -148,11 +148,11 @@ def _candidates(
     if ranking.signals == "hybrid":
         # The vector leg's cosines are known from its rescoring: only the lexical leg's
         # candidates are scored here.
-        lexical = index.vectors.cosines(legs.lexical, query)
+        lexical = index.vector_leg.cosines(legs.lexical, query)
         return _union((legs.vector, nearest.cosines), (legs.lexical, lexical))
     if ranking.signals == "vector":
         return legs.vector, nearest.cosines
-    return legs.lexical, index.vectors.cosines(legs.lexical, query)
+    return legs.lexical, index.vector_leg.cosines(legs.lexical, query)
 
 
 def _fused(

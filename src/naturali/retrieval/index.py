@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from naturali.model import Chunk, SourceType
 from naturali.retrieval.lexical import LexicalIndex
-from naturali.retrieval.vectors import Vectors
+from naturali.retrieval.vectors import Rows, VectorLeg, Vectors
 from naturali.text.tokens import terms
 
 TagPairs = frozenset[tuple[str, str]]
@@ -81,11 +81,13 @@ class ProjectIndex:
     source: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
     owner: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, np.int32))
     seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    row_of_seq: dict[int, int] = field(default_factory=dict)
     owner_keys: list[str] = field(default_factory=list)
     owner_code: dict[str, int] = field(default_factory=dict)
     lexical: LexicalIndex = field(default_factory=LexicalIndex)
     owner_attrs: dict[int, OwnerAttrs] = field(default_factory=dict)
+    # The store answers the vector leg and ``vectors`` stays empty (retrieval/stored_vectors.py):
+    # set by the registry for a project from ``database_vector_rows`` chunks on.
+    stored_vectors: VectorLeg | None = None
 
     _owner_sources: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
     _owners_version: int = 0  # bumped when owners' attributes change (apply)
@@ -99,12 +101,16 @@ class ProjectIndex:
         self._extend_owner_sources()  # a snapshot's owners
 
     def memory_bytes(self) -> int:
-        """What this index holds in memory, estimated: its arrays, its BM25 postings, and
-        ~200 bytes of bookkeeping per row and per owner."""
-        arrays = self.vectors.nbytes + sum(
-            a.nbytes for a in (self.alive, self.source, self.owner, self.seqs)
-        )
-        return arrays + self.lexical.memory_bytes() + 200 * (self.n + len(self.owner_keys))
+        """What this index holds in memory, estimated: its arrays' rows in use, its BM25
+        postings, and ~300 bytes of bookkeeping per owner (its key, code and attributes). A
+        snapshot's float32 rows and postings are mapped, not held (``mapped_bytes``)."""
+        columns = sum(a.itemsize for a in (self.alive, self.source, self.owner, self.seqs))
+        rows = self.vectors.nbytes + columns * self.n
+        return rows + self.lexical.memory_bytes() + 300 * len(self.owner_keys)
+
+    def mapped_bytes(self) -> int:
+        """What this index reads from its snapshot's files: in the page cache as far as read."""
+        return self.vectors.mapped_bytes + self.lexical.mapped_bytes()
 
     def owner_of(self, row: int) -> OwnerAttrs | None:
         """The document or memory a row's chunk belongs to (None while it is being loaded)."""
@@ -201,6 +207,25 @@ class ProjectIndex:
             self._owner_sources = np.concatenate([self._owner_sources, np.array(extra, np.int8)])
 
     @property
+    def vector_leg(self) -> VectorLeg:
+        """Where this project's vector leg is answered: the store's, or these ``vectors``."""
+        return self.stored_vectors if self.stored_vectors is not None else self.vectors
+
+    def store_vectors(self, leg: VectorLeg) -> None:
+        """Let ``leg`` (the store) answer the vector leg from now on, and hold no vectors."""
+        self.stored_vectors, self.vectors = leg, Vectors(self.dimension)
+
+    def rows_of(self, seqs: npt.NDArray[np.int64]) -> tuple[Rows, npt.NDArray[np.bool_]]:
+        """The rows of chunks by seq, and which were found. The rows' seqs ascend: the store
+        hands chunks over in seq order, each after the cursor (``ChunkChanges``), so a seq's
+        row is found by bisection, with no map of a million seqs to keep."""
+        held = self.seqs[: self.n]
+        if held.size == 0:
+            return np.zeros(seqs.size, np.int64), np.zeros(seqs.size, np.bool_)
+        rows = np.minimum(np.searchsorted(held, seqs), held.size - 1)
+        return rows, held[rows] == seqs
+
+    @property
     def live_rows(self) -> npt.NDArray[np.bool_]:
         return self.alive[: self.n]
 
@@ -209,24 +234,30 @@ class ProjectIndex:
         attributes of the new chunks' owners (by ``owner_key``)."""
         start = self.n
         self._grow(self.n + len(added))
-        vectors = np.zeros((len(added), self.dimension), np.float32)
+        held = self.stored_vectors is None
+        vectors = np.zeros((len(added) if held else 0, self.dimension), np.float32)
         titles = {key: terms(attrs.title) for key, attrs in owners.items() if attrs.title}
         for i, chunk in enumerate(added):
             vector = np.frombuffer(chunk.vector, dtype=np.float32)
-            if vector.size == self.dimension and chunk.model == self.model_id:
+            if held and vector.size == self.dimension and chunk.model == self.model_id:
                 vectors[i] = vector
             self._append(chunk, titles)
-        self.vectors.put(start, vectors)
+        if held:
+            self.vectors.put(start, vectors)
         self._extend_owner_sources()
         for key, attrs in owners.items():
             self.owner_attrs[self.owner_code[key]] = attrs
         if owners:
             self._owners_version += 1
-        for seq in removed:
-            row = self.row_of_seq.pop(seq, None)
-            if row is not None and self.alive[row]:
-                self.alive[row] = False
-                self.dead += 1
+        self._remove(removed)
+
+    def _remove(self, removed: list[int]) -> None:
+        """Mask the rows of the chunks ``removed`` (by seq)."""
+        rows, found = self.rows_of(np.unique(np.array(removed, np.int64)))
+        rows = rows[found]
+        rows = rows[self.alive[rows]]
+        self.alive[rows] = False
+        self.dead += int(rows.size)
 
     def _grow(self, needed: int) -> None:
         capacity = len(self.alive)
@@ -239,7 +270,8 @@ class ProjectIndex:
             out[: self.n] = a[: self.n]
             return out
 
-        self.vectors.grow(new_capacity, self.n)
+        if self.stored_vectors is None:
+            self.vectors.grow(new_capacity, self.n)
         self.alive = grown(self.alive)  # type: ignore[assignment]
         self.source = grown(self.source)  # type: ignore[assignment]
         self.owner = grown(self.owner)  # type: ignore[assignment]
@@ -256,7 +288,6 @@ class ProjectIndex:
         self.source[row] = SOURCE_CODE[chunk.source_type]
         self.owner[row] = code
         self.seqs[row] = chunk.seq
-        self.row_of_seq[chunk.seq] = row
         self.lexical.add(row, chunk.text, titles.get(key))
         self.n += 1
 

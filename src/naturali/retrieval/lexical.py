@@ -27,38 +27,32 @@ B = 0.4
 
 Mask = npt.NDArray[np.bool_]
 Scores = npt.NDArray[np.float32]
-Rows = npt.NDArray[np.int64]
-Tfs = npt.NDArray[np.float32]
+Rows = npt.NDArray[np.integer]  # int32 in a snapshot's arrays, int64 appended
+Tfs = npt.NDArray[np.number]  # uint16 in a snapshot's arrays, float32 appended
 
 
 class _Postings:
-    """One term's rows and term frequencies: a frozen base (from a snapshot) and a tail of
-    rows appended since."""
+    """One term's rows and term frequencies: those of a snapshot (views of its mapped arrays,
+    never copied) and the rows appended since."""
 
-    __slots__ = ("base_rows", "base_tfs", "rows", "tfs", "_frozen")
+    __slots__ = ("base", "rows", "tfs", "_tail")
 
-    def __init__(self, base_rows: Rows | None = None, base_tfs: Tfs | None = None) -> None:
-        self.base_rows = base_rows
-        self.base_tfs = base_tfs
+    def __init__(self, base: tuple[Rows, Tfs] | None = None) -> None:
+        self.base = base
         self.rows: list[int] = []
         self.tfs: list[int] = []
-        self._frozen: tuple[Rows, Tfs] | None = None
-        if base_rows is not None and base_tfs is not None:
-            self._frozen = (base_rows, base_tfs)
+        self._tail: tuple[Rows, Tfs] | None = None
 
     def add(self, row: int, tf: int) -> None:
         self.rows.append(row)
         self.tfs.append(tf)
-        self._frozen = None
+        self._tail = None
 
-    def arrays(self) -> tuple[Rows, Tfs]:
-        if self._frozen is None:
-            rows, tfs = np.array(self.rows, np.int64), np.array(self.tfs, np.float32)
-            if self.base_rows is not None and self.base_tfs is not None:
-                rows = np.concatenate([self.base_rows, rows])
-                tfs = np.concatenate([self.base_tfs, tfs])
-            self._frozen = (rows, tfs)
-        return self._frozen
+    def pieces(self) -> list[tuple[Rows, Tfs]]:
+        """The rows and frequencies as arrays: the snapshot's, then the appended ones."""
+        if self._tail is None and self.rows:
+            self._tail = (np.array(self.rows, np.int64), np.array(self.tfs, np.float32))
+        return [p for p in (self.base, self._tail) if p is not None]
 
 
 class LexicalScores(NamedTuple):
@@ -97,14 +91,20 @@ class LexicalIndex:
         self._new_terms = 0  # terms not in the snapshot, likewise
 
     def memory_bytes(self) -> int:
-        """An estimate: ~36 bytes per postings entry (two list slots and a row int; term
-        frequencies are cached small ints), ~250 per term (its key and lists); within a few
-        percent of tracemalloc over 3,000 SciFact abstracts. Snapshot postings are flat
-        arrays, 6 bytes an entry, and a term's are copied (12 bytes an entry) when it is first
-        searched: 12 is counted for every entry, an upper bound."""
-        rows = len(self._base.lengths) + len(self._lengths)
-        entries = self._entries * 36 + self._base.rows.size * 12
-        return entries + (len(self._base_terms) + self._new_terms) * 250 + rows * 36
+        """What the process holds, estimated: ~36 bytes per appended postings entry (two list
+        slots and a row int; term frequencies are cached small ints) and 12 more for their
+        arrays, ~250 per term (its key and lists), 4 per row for the lengths and 36 more per
+        appended row; within a few percent of tracemalloc over 3,000 SciFact abstracts. A
+        snapshot's postings are read where they lie (``mapped_bytes``)."""
+        appended = len(self._lengths)
+        terms = len(self._base_terms) + self._new_terms
+        rows = len(self._base.lengths) + appended
+        return self._entries * 48 + terms * 250 + rows * 4 + appended * 36
+
+    def mapped_bytes(self) -> int:
+        """A snapshot's postings and lengths, mapped: in the page cache as far as read."""
+        base = self._base
+        return base.offsets.nbytes + base.rows.nbytes + base.tfs.nbytes + base.lengths.nbytes
 
     def add(self, row: int, text: str, title: list[str] | None = None) -> None:
         """Index ``text`` at ``row``, with its document's ``title`` terms in front unless the
@@ -143,33 +143,35 @@ class LexicalIndex:
             postings = self._postings_of(term)
             if postings is None:
                 continue
-            rows, tfs = postings.arrays()
-            keep = mask[rows]
-            rows, tfs = rows[keep], tfs[keep]
-            if rows.size == 0:
+            kept = [
+                (r[keep], t[keep].astype(np.float32))
+                for r, t in postings.pieces()
+                for keep in (mask[r],)
+            ]
+            found = sum(rows.size for rows, _ in kept)
+            if found == 0:
                 continue
-            idf = np.log(1.0 + (subset_size - rows.size + 0.5) / (rows.size + 0.5))
-            norm = K1 * (1.0 - B + B * lengths[rows] / avgdl)
-            scores[rows] += np.float32(idf) * tfs * (K1 + 1.0) / (tfs + norm)
+            idf = np.log(1.0 + (subset_size - found + 0.5) / (found + 0.5))
+            for rows, tfs in kept:
+                norm = K1 * (1.0 - B + B * lengths[rows] / avgdl)
+                scores[rows] += np.float32(idf) * tfs * (K1 + 1.0) / (tfs + norm)
             bound += float(idf) * (K1 + 1.0)
         return LexicalScores(scores, bound)
 
     def containing(self, term: str, rows: Rows) -> npt.NDArray[np.bool_]:
         """Which of ``rows`` hold ``term``."""
         postings = self._postings_of(term)
-        if postings is None:
-            return np.zeros(rows.size, np.bool_)
-        return np.isin(rows, postings.arrays()[0])
+        found = np.zeros(rows.size, np.bool_)
+        for held, _ in postings.pieces() if postings is not None else []:
+            found |= np.isin(rows, held)
+        return found
 
     def _postings_of(self, term: str) -> _Postings | None:
         """The term's postings, made from the snapshot's arrays the first time it is asked for
         (a race makes two equal ones, and the last stays)."""
         postings = self._postings.get(term)
         if postings is None and (i := self._base_terms.get(term)) is not None:
-            rows, tfs = self._saved(i)
-            postings = self._postings[term] = _Postings(
-                rows.astype(np.int64), tfs.astype(np.float32)
-            )
+            postings = self._postings[term] = _Postings(self._saved(i))
         return postings
 
     def to_arrays(self) -> LexicalArrays:
@@ -194,9 +196,13 @@ class LexicalIndex:
     def _posting_arrays(self, term: str) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.number]]:
         """A term's rows and frequencies for a snapshot, in whichever types they are held."""
         postings = self._postings.get(term)
-        if postings is not None:
-            return postings.arrays()
-        return self._saved(self._base_terms[term])  # not looked up since the snapshot
+        if postings is None:
+            return self._saved(self._base_terms[term])  # not looked up since the snapshot
+        pieces = postings.pieces()
+        if len(pieces) == 1:
+            return pieces[0]
+        (rows, tfs), (more_rows, more_tfs) = pieces
+        return np.concatenate([rows, more_rows]), np.concatenate([tfs, more_tfs])
 
     def _saved(self, i: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint16]]:
         """The snapshot's postings of its ``i``-th term, as saved (views of its arrays)."""

@@ -18,6 +18,7 @@ from naturali.ports.storage import ChunkChanges, Storage
 from naturali.retrieval import snapshot
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex, owner_key
+from naturali.retrieval.stored_vectors import StoredVectors
 
 T = TypeVar("T")
 
@@ -46,8 +47,14 @@ class IndexRegistry:
         memory_budget: int = 2 << 30,
         snapshots: Path | None = None,
         snapshot_rows: int = 10_000,
+        stored_vectors_from: int = 0,
     ) -> None:
+        """``stored_vectors_from``: a project of at least this many chunks has its vector leg
+        answered by the store when it can (``Storage.vector_search``; 0: never)."""
         self._storage = storage
+        self._vector_search = storage.vector_search() if stored_vectors_from else None
+        self._stored_vectors_from = stored_vectors_from
+        self._building: set[str] = set()  # projects whose store-side index was asked for
         self._dimension = dimension
         self._model_id = model_id
         self._budget = memory_budget
@@ -118,6 +125,8 @@ class IndexRegistry:
             if seen is not None and seen.cursors == cursors
             else self._storage.chunk_changes(project_id, *cursors)
         )
+        if index.stored_vectors is None and self._stores_vectors(index, len(changes.added)):
+            index.store_vectors(self._stored_leg(index))
         if changes.added or changes.removed:
             owners = self._owner_attrs(index.project_id, changes.added)
             index.apply(changes.added, changes.removed, owners)
@@ -125,6 +134,26 @@ class IndexRegistry:
             index.removal_cursor = changes.removal_cursor
         self._touch(project_id, index)
         return index
+
+    def _stores_vectors(self, index: ProjectIndex, added: int) -> bool:
+        """Whether the store should answer the index's vector leg, once ``added`` are in."""
+        live = index.n - index.dead + added
+        return self._vector_search is not None and live >= self._stored_vectors_from
+
+    def _stored_leg(self, index: ProjectIndex) -> StoredVectors:
+        """The store's vector leg for ``index``; its index in the store built in the
+        background the first time (searches meanwhile are exact, and slower)."""
+        assert self._vector_search is not None
+        search, project_id = self._vector_search, index.project_id
+        with self._guard:
+            first = project_id not in self._building
+            self._building.add(project_id)
+        if first:
+            build = functools.partial(
+                search.index_vectors, project_id, index.model_id, index.dimension
+            )
+            threading.Thread(target=build, name="naturali-vector-index", daemon=True).start()
+        return StoredVectors(search, index)
 
     def _fresh(self, project_id: str, *, reuse_snapshot: bool) -> ProjectIndex:
         """The project's saved index when there is one that matches, else an empty one (the
@@ -141,7 +170,8 @@ class IndexRegistry:
             return None
         holds = functools.partial(self._holds, project_id)
         dimension, model_id = self._dimension(), self._model_id()
-        loaded = snapshot.load(self._snapshots, project_id, dimension, model_id, holds)
+        stored = self._stored_leg if self._vector_search is not None else None
+        loaded = snapshot.load(self._snapshots, project_id, dimension, model_id, holds, stored)
         if loaded is not None:
             self._saved_rows[project_id] = loaded.n
         return loaded
@@ -183,24 +213,33 @@ class IndexRegistry:
             and index.project_id not in self._saving
         )
 
-    def _save_later(self, project_id: str) -> None:
-        """Save in the background, after the search that found it worth saving returns."""
+    def _save_later(self, project_id: str, evicted: ProjectIndex | None = None) -> None:
+        """Save in the background, after the search that found it worth saving returns (or
+        the index the budget just dropped, so that it comes back from its snapshot alone)."""
         thread = threading.Thread(
-            target=self._save, args=(project_id,), name="naturali-snapshot", daemon=True
+            target=self._save, args=(project_id, evicted), name="naturali-snapshot", daemon=True
         )
         with self._guard:
             self._saving[project_id] = thread
         thread.start()
 
-    def _save(self, project_id: str) -> None:
+    def _save(self, project_id: str, evicted: ProjectIndex | None = None) -> None:
+        """Save the project's index (or ``evicted``), then read its float32 rows from the file
+        saved rather than from memory (a project built by this server holds none after)."""
+        gate = self._gate(project_id)
         try:
-            with self._gate(project_id).read():  # searches go on; syncs wait
+            with gate.read():  # searches go on; syncs wait
                 with self._guard:
-                    index = self._indexes.get(project_id)
+                    index = evicted or self._indexes.get(project_id)
                 if index is None or self._snapshots is None:
                     return
                 snapshot.save(index, self._snapshots, self._newest(index))
                 self._saved_rows[project_id] = index.n
+            with gate.write():  # a search reads the rows where they are, not midway
+                with self._guard:
+                    current = self._indexes.get(project_id)
+                if current is index:
+                    snapshot.remap(index, self._snapshots)
         finally:
             with self._guard:
                 self._saving.pop(project_id, None)
@@ -217,16 +256,16 @@ class IndexRegistry:
         """Wait for snapshots being written, then save every index changed since its last."""
         with self._guard:
             pending = list(self._saving.values())
-            changed = [
-                p
-                for p, i in self._indexes.items()
-                if i.n >= self._snapshot_rows and i.n != self._saved_rows.get(p, 0)
-            ]
+            changed = [p for p, i in self._indexes.items() if self._unsaved(p, i)]
         for thread in pending:
             thread.join()
         if self._snapshots is not None:
             for project_id in changed:
                 self._save(project_id)
+
+    def _unsaved(self, project_id: str, index: ProjectIndex) -> bool:
+        """Large enough to be worth a snapshot, and changed since its last."""
+        return index.n >= self._snapshot_rows and index.n != self._saved_rows.get(project_id, 0)
 
     def _touch(self, project_id: str, index: ProjectIndex) -> None:
         """Mark the project most recently searched, then drop the least recently searched
@@ -237,13 +276,18 @@ class IndexRegistry:
             self._indexes[project_id] = index
             sizes = {p: i.memory_bytes() for p, i in self._indexes.items()}
             total = sum(sizes.values())
+            unsaved: list[tuple[str, ProjectIndex]] = []
             for victim in list(self._indexes):
                 if total <= self._budget or victim == project_id:
                     break
                 total -= sizes[victim]
-                del self._indexes[victim]
+                dropped = self._indexes.pop(victim)
                 self.evictions += 1
                 self.evicted_bytes += sizes[victim]
+                if self._unsaved(victim, dropped) and victim not in self._saving:
+                    unsaved.append((victim, dropped))
+        for victim, dropped in unsaved if self._snapshots is not None else []:
+            self._save_later(victim, dropped)
 
     @property
     def budget(self) -> int:

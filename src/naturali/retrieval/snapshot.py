@@ -2,12 +2,17 @@
 in seconds instead of re-reading and re-tokenising every chunk.
 
 The snapshot holds the index's arrays (float32 and int8 vectors, per-row columns, BM25
-postings as flat arrays) and its chunk and removal cursors, so on load only what changed since
-is read from the store. It is only a cache: one that does not match — another format, model or
-dimension, arrays that do not fit together, or a store that no longer holds its newest chunk
-(a restored backup) — is ignored, and the index is rebuilt from the store. Written to a
-temporary directory and renamed, so a crash leaves the old snapshot, the new one or none,
-never half of one.
+postings as flat arrays), one ``.npy`` file each, and its chunk and removal cursors, so on load
+only what changed since is read from the store. The arrays are mapped, not read: a restart
+with a million chunks does not read 2 GB before it answers, and the float32 rows stay in the
+file, paged in by the OS for the few rows a search rescores (retrieval/vectors.py).
+
+It is only a cache: one that does not match — another format, model or dimension, arrays that
+do not fit together, or a store that no longer holds its newest chunk (a restored backup) — is
+ignored, and the index is rebuilt from the store. Written to a temporary directory and
+renamed, so a crash leaves the old snapshot, the new one or none, never half of one; a file
+once renamed into place is never written again, so a mapping of it never changes under a
+search.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import os
 import shutil
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,11 +31,15 @@ import numpy as np
 from naturali.model import SourceType
 from naturali.retrieval.index import OwnerAttrs, ProjectIndex
 from naturali.retrieval.lexical import LexicalArrays, LexicalIndex
-from naturali.retrieval.vectors import Vectors
+from naturali.retrieval.vectors import VectorLeg, Vectors
 
-FORMAT = 3  # 3: the int8 codes are of each row less the rows' mean (retrieval/vectors.py)
-_ARRAYS = "arrays.npy.npz"
+# 3: the int8 codes are of each row less the rows' mean (retrieval/vectors.py); 4: one mapped
+# .npy file an array.
+FORMAT = 4
 _META = "meta.json"
+_EXACT = "exact.npy"
+# Changed in place after a load (a removal clears a row's flag): read into memory, not mapped.
+_COPIED = frozenset({"alive"})
 
 
 def path_for(directory: Path, project_id: str) -> Path:
@@ -44,6 +52,7 @@ Newest = tuple[int, str]  # the seq and id of the newest live chunk a snapshot h
 def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
     """Write ``index`` (held by the caller, so it does not change meanwhile)."""
     n = index.n
+    vector_rows = 0 if index.stored_vectors is not None else n
     lexical = index.lexical.to_arrays()
     meta: dict[str, Any] = {
         "format": FORMAT,
@@ -62,25 +71,27 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
         "owner_keys": index.owner_keys,
         "owner_attrs": [[code, *_attrs_row(a)] for code, a in index.owner_attrs.items()],
         "vocabulary": lexical.vocabulary,
+        "stored_vectors": index.stored_vectors is not None,  # none held: the store has them
     }
     directory.mkdir(parents=True, exist_ok=True)
     _clear_leftovers(directory)
     staging = Path(tempfile.mkdtemp(prefix=".snapshot-", dir=directory))
     try:
-        np.savez(
-            staging / _ARRAYS,
-            exact=index.vectors.exact[:n],
-            codes=index.vectors.codes[:n],
-            vector_offsets=index.vectors.offsets[:n],
-            alive=index.alive[:n],
-            source=index.source[:n],
-            owner=index.owner[:n],
-            seqs=index.seqs[:n],
-            offsets=lexical.offsets,
-            rows=lexical.rows,
-            tfs=lexical.tfs,
-            lengths=lexical.lengths,
-        )
+        arrays: dict[str, np.ndarray[Any, Any]] = {
+            "codes": index.vectors.codes[:vector_rows],
+            "vector_offsets": index.vectors.offsets[:vector_rows],
+            "alive": index.alive[:n],
+            "source": index.source[:n],
+            "owner": index.owner[:n],
+            "seqs": index.seqs[:n],
+            "offsets": lexical.offsets,
+            "rows": lexical.rows,
+            "tfs": lexical.tfs,
+            "lengths": lexical.lengths,
+        }
+        for name, array in arrays.items():
+            np.save(staging / f"{name}.npy", array)
+        _save_exact(staging / _EXACT, index.vectors, vector_rows)
         (staging / _META).write_text(json.dumps(meta))
         target = path_for(directory, index.project_id)
         retired = directory / f".retired-{index.project_id}"
@@ -90,6 +101,30 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
         shutil.rmtree(retired, ignore_errors=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _save_exact(path: Path, vectors: Vectors, n: int) -> None:
+    """The first ``n`` float32 rows, written through a mapping piece by piece: never a copy
+    of them all in memory (1.5 GB at a million chunks)."""
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, vectors.dimension))
+    start = 0
+    for piece in vectors.pieces(n):
+        out[start : start + piece.shape[0]] = piece
+        start += piece.shape[0]
+    out.flush()
+    del out
+
+
+def remap(index: ProjectIndex, directory: Path) -> None:
+    """Read ``index``'s float32 rows from its snapshot just saved, no longer from memory (the
+    caller holds it for writing, and saved it from these rows: a row never changes)."""
+    try:
+        mapped = np.load(path_for(directory, index.project_id) / _EXACT, mmap_mode="r")
+    except (OSError, ValueError):
+        return  # replaced or removed meanwhile: the rows stay where they are
+    held = index.vectors.mapped_bytes // max(index.dimension * 4, 1)
+    if held <= mapped.shape[0] <= index.n and mapped.shape[1:] == (index.dimension,):
+        index.vectors.adopt(mapped)
 
 
 def _clear_leftovers(directory: Path, age: float = 600.0) -> None:
@@ -126,9 +161,12 @@ def load(
     dimension: int,
     model_id: str,
     holds: Callable[[int, str], bool],
+    stored: Callable[[ProjectIndex], VectorLeg] | None = None,
 ) -> ProjectIndex | None:
     """The saved index of ``project_id``, or None when there is none that matches or the store
-    no longer ``holds`` the newest chunk it saw (by seq and id)."""
+    no longer ``holds`` the newest chunk it saw (by seq and id). One saved without vectors
+    (the store answered its vector leg) is given the leg ``stored`` makes for it, or is None
+    without one."""
     folder = path_for(directory, project_id)
     try:
         meta = json.loads((folder / _META).read_text())
@@ -141,12 +179,17 @@ def load(
             return None
         if meta["newest"] is not None and not holds(*meta["newest"]):
             return None
-        with np.load(folder / _ARRAYS) as arrays:
-            loaded = {name: arrays[name] for name in arrays.files}
-        if not _consistent(meta, loaded):
+        loaded = {
+            path.stem: np.load(path) if path.stem in _COPIED else np.load(path, mmap_mode="r")
+            for path in folder.glob("*.npy")
+        }
+        if not _consistent(meta, loaded) or (meta["stored_vectors"] and stored is None):
             return None
-        return _restore(meta, loaded)
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+        index = _restore(meta, loaded)
+        if stored is not None and meta["stored_vectors"]:
+            index.store_vectors(stored(index))
+        return index
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None
 
 
@@ -154,12 +197,14 @@ def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
     """Every per-row array has a row for each of the index's rows, and the postings' offsets
     cover the vocabulary and the postings exactly."""
     n, dimension = int(meta["n"]), int(meta["dimension"])
-    per_row = ("alive", "source", "owner", "seqs", "lengths", "vector_offsets")
+    vector_rows = 0 if meta["stored_vectors"] else n
+    per_row = ("alive", "source", "owner", "seqs", "lengths")
     offsets = arrays["offsets"]
     return (
         all(len(arrays[name]) == n for name in per_row)
-        and arrays["exact"].shape == (n, dimension)
-        and arrays["codes"].shape == (n, dimension)
+        and len(arrays["vector_offsets"]) == vector_rows
+        and arrays["exact"].shape == (vector_rows, dimension)
+        and arrays["codes"].shape == (vector_rows, dimension)
         and len(meta["centre"]) == dimension
         and len(offsets) == len(meta["vocabulary"]) + 1
         and int(offsets[-1]) == len(arrays["rows"]) == len(arrays["tfs"])
@@ -170,11 +215,8 @@ def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
 def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
     n = int(meta["n"])
     vectors = Vectors(int(meta["dimension"]))
-    vectors.exact, vectors.codes, vectors.offsets = (
-        arrays["exact"],
-        arrays["codes"],
-        arrays["vector_offsets"],
-    )
+    vectors.adopt(arrays["exact"])
+    vectors.codes, vectors.offsets = arrays["codes"], arrays["vector_offsets"]
     vectors.scale, vectors.error, vectors.norm = meta["scale"], meta["error"], meta["norm"]
     vectors.centre = np.array(meta["centre"], np.float32)
     seqs = arrays["seqs"]
@@ -193,7 +235,6 @@ def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
         source=arrays["source"],
         owner=arrays["owner"],
         seqs=seqs,
-        row_of_seq=dict(zip(seqs[alive].tolist(), np.flatnonzero(alive).tolist(), strict=True)),
         owner_keys=owner_keys,
         owner_code={key: code for code, key in enumerate(owner_keys)},
         lexical=LexicalIndex.from_arrays(

@@ -20,6 +20,12 @@ their best k are the float32 top k. At 108k SciFact chunks that window holds ~20
 median query (p90 ~290), where the codes of x itself, with a second column for each of the four
 loudest dimensions, held ~480 (p90 ~1,070) — and 388 columns scan as slowly as 448 with
 numkong's kernel (a masked tail of 64 bytes), 384 a sixth faster.
+
+The float32 rows are read only to rescore that window, a few hundred rows a search, so they
+need not be in the process's memory: rows a snapshot holds are read from its file, mapped
+(``adopt``; the OS pages in what is read and shares those pages between the processes of one
+host), and only rows appended since are held here (``_tail``). The codes, scanned in full by
+every search, are held here: 388 bytes a row with their offsets.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import itertools
 from concurrent.futures import Executor
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -77,12 +84,32 @@ class Nearest:
     cosines: npt.NDArray[np.float32]
 
 
+class LegScan(Protocol):
+    """One search's vector leg over a mask, made ready before its query vector exists."""
+
+    def nearest(self, query: Matrix, pool: ScanPool | None = None) -> Nearest:
+        """The top k rows of the mask by float32 cosine, best first."""
+        ...
+
+
+class VectorLeg(Protocol):
+    """Where a project's vector leg is answered: this server's memory (``Vectors``), or the
+    store (retrieval/stored_vectors.py)."""
+
+    def scan(self, mask: Mask, k: int) -> LegScan: ...
+
+    def cosines(self, rows: Rows, query: Matrix) -> npt.NDArray[np.float32]: ...
+
+
 class Vectors:
     """Grows by doubling, like the index's other per-row arrays; rows are written once."""
 
     def __init__(self, dimension: int) -> None:
         self.dimension = dimension
-        self.exact: Matrix = np.zeros((0, dimension), np.float32)
+        # Float32 rows [0, m) read from a snapshot's file (m = len(_mapped)), and the rows
+        # from m on held here; a row is written once, so a mapped one never changes.
+        self._mapped: Matrix = np.zeros((0, dimension), np.float32)
+        self._tail: Matrix = np.zeros((0, dimension), np.float32)
         self.codes: Codes = np.zeros((0, dimension), np.int8)
         self.offsets: npt.NDArray[np.float32] = np.zeros(0, np.float32)  # μ·(x − μ) a row
         # Fixed by the first FIT_ROWS rows (_fit); until then a scale of 0: no codes yet.
@@ -90,36 +117,87 @@ class Vectors:
         self.scale = 0.0  # codes = round((x − centre) · scale)
         self.error = 0.0  # the largest ‖(x − centre) − decoded codes‖ of any row
         self.norm = 0.0  # the largest ‖x − centre‖ of any row
+        self._written = 0  # rows written: a snapshot's, then those put since
 
     @property
     def nbytes(self) -> int:
-        return self.exact.nbytes + self.codes.nbytes + self.offsets.nbytes
+        """What the process holds: the codes and offsets of the rows written, and the float32
+        rows not mapped (capacity not yet written is zeroed pages the OS has not given)."""
+        m, d = int(self._mapped.shape[0]), self.dimension
+        return self._written * (d + 4) + (self._written - m) * d * 4
+
+    @property
+    def mapped_bytes(self) -> int:
+        """The float32 rows read from a file: in the page cache as far as they were read."""
+        return self._mapped.nbytes
+
+    def adopt(self, mapped: Matrix) -> None:
+        """Read the float32 rows [0, len(mapped)) from ``mapped`` (a snapshot's file, mapped
+        read-only), no longer from memory. The caller holds the index for writing."""
+        held, m = self._mapped.shape[0], mapped.shape[0]
+        written = max(self._written, m)  # a restored snapshot's rows are all mapped
+        assert held <= m, "a mapping holds at least the rows mapped before"
+        tail = np.zeros((written - m, self.dimension), np.float32)
+        tail[:] = self._tail[m - held : written - held]
+        self._mapped, self._tail, self._written = mapped, tail, written
+
+    def exact(self, rows: Rows) -> Matrix:
+        """The float32 rows ``rows``, gathered."""
+        m = self._mapped.shape[0]
+        if rows.size == 0 or int(rows.max()) < m:
+            gathered: Matrix = self._mapped[rows]
+            return gathered
+        if m == 0:
+            held: Matrix = self._tail[rows]
+            return held
+        out = np.empty((rows.size, self.dimension), np.float32)
+        low = rows < m
+        out[low], out[~low] = self._mapped[rows[low]], self._tail[rows[~low] - m]
+        return out
+
+    def leading(self, n: int) -> Matrix:
+        """The first ``n`` float32 rows, where they lie when they are in one part."""
+        pieces = self.pieces(n)
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def pieces(self, n: int) -> list[Matrix]:
+        """The first ``n`` float32 rows as they lie: mapped, then held."""
+        m = min(self._mapped.shape[0], n)
+        return [p for p in (self._mapped[:m], self._tail[: n - m]) if p.shape[0]]
 
     def grow(self, capacity: int, used: int) -> None:
-        exact = np.zeros((capacity, self.dimension), np.float32)
+        """Room for ``capacity`` rows' codes (the float32 rows make their own, in ``put``)."""
         codes = np.zeros((capacity, self.dimension), np.int8)
         offsets = np.zeros(capacity, np.float32)
-        exact[:used], codes[:used], offsets[:used] = (
-            self.exact[:used],
-            self.codes[:used],
-            self.offsets[:used],
-        )
-        self.exact, self.codes, self.offsets = exact, codes, offsets
+        codes[:used], offsets[:used] = self.codes[:used], self.offsets[:used]
+        self.codes, self.offsets = codes, offsets
+
+    def _hold(self, stop: int) -> None:
+        """Room in the held float32 rows up to row ``stop``, grown by doubling."""
+        m, room = self._mapped.shape[0], self._tail.shape[0]
+        if stop - m <= room:
+            return
+        tail = np.zeros((max(stop - m, 2 * room, 1024), self.dimension), np.float32)
+        tail[: self._written - m] = self._tail[: self._written - m]
+        self._tail = tail
 
     def put(self, start: int, rows: Matrix) -> None:
         """Write ``rows`` at ``start``: the float32 rows and, once the scale is fixed, their
         int8 codes (the rows before them too, when these are the rows that fix it)."""
         if rows.shape[0] == 0:
             return
-        stop = start + rows.shape[0]
-        self.exact[start:stop] = rows
+        stop, m = start + rows.shape[0], self._mapped.shape[0]
+        assert start == self._written, "rows are appended in order, once"
+        self._hold(stop)
+        self._tail[start - m : stop - m] = rows
+        self._written = stop
         if self.scale == 0.0:
             if stop < FIT_ROWS:
                 return
             start = 0
-            centred = self._fit(self.exact[:stop])
+            centred = self._fit(self.leading(stop))
         else:
-            centred = self.exact[start:stop] - self.centre
+            centred = rows - self.centre
         self._encode(start, centred)
 
     def _fit(self, rows: Matrix) -> Matrix:
@@ -156,12 +234,12 @@ class Vectors:
         A search's candidates (a few hundred to a few thousand rows) go through einsum on
         this thread, not BLAS: OpenBLAS splits even those across its threads, which then
         spin for a while after the call, on the core the next query's embedding needs."""
-        return _dot(self.exact[rows], query)
+        return _dot(self.exact(rows), query)
 
     def leading_cosines(self, n: int, query: Matrix) -> npt.NDArray[np.float32]:
         """Float32 cosines of the first ``n`` rows, read where they lie: 0.09 ms for 1,000
         rows here, against 0.26 when they are gathered first (``cosines``)."""
-        return _dot(self.exact[:n], query)
+        return _dot(self.leading(n), query)
 
     def nearest(self, query: Matrix, mask: Mask, k: int, pool: ScanPool | None = None) -> Nearest:
         """The exact top ``k`` rows of ``mask`` by float32 cosine (scanned on this thread
@@ -203,10 +281,10 @@ class Scan:
         if not self.scans:
             if self._every:
                 every = np.arange(self._mask.size)
-                return _best(every, self._vectors.leading_cosines(every.size, query), self._k)
+                return best(every, self._vectors.leading_cosines(every.size, query), self._k)
             selected = np.flatnonzero(self._mask)
-            return _best(selected, self._vectors.cosines(selected, query), self._k)
-        return _best(*self._rescored(query, pool), self._k)
+            return best(selected, self._vectors.cosines(selected, query), self._k)
+        return best(*self._rescored(query, pool), self._k)
 
     def _rescored(
         self, query: Matrix, pool: ScanPool | None
@@ -307,7 +385,7 @@ def _over(scores: npt.NDArray[np.float32], k: int) -> tuple[Rows, float]:
         over = np.flatnonzero(scores >= threshold)
         if over.size >= k:
             return over, threshold
-    threshold = _kth_best(scores, k)
+    threshold = _kthbest(scores, k)
     return np.flatnonzero(scores >= threshold), threshold
 
 
@@ -315,10 +393,10 @@ def _top_of(scores: npt.NDArray[np.float32], k: int) -> Rows:
     """The positions, in order, of the scores at least the ``k``-th best (ties included)."""
     if scores.size <= k:
         return np.arange(scores.size)
-    return np.flatnonzero(scores >= _kth_best(scores, k))
+    return np.flatnonzero(scores >= _kthbest(scores, k))
 
 
-def _kth_best(scores: npt.NDArray[np.float32], k: int) -> float:
+def _kthbest(scores: npt.NDArray[np.float32], k: int) -> float:
     """The ``k``-th best of more than ``k`` scores, by a partition of them all."""
     return float(np.partition(scores, scores.size - k)[scores.size - k])
 
@@ -330,7 +408,7 @@ def _shards(n: int, threads: int) -> list[Share]:
     return list(itertools.pairwise(cuts))
 
 
-def _best(rows: Rows, cosines: npt.NDArray[np.float32], k: int) -> Nearest:
+def best(rows: Rows, cosines: npt.NDArray[np.float32], k: int) -> Nearest:
     """The ``k`` best of ``rows``, best first (ties by row, for a stable order)."""
     if rows.size > k:
         part = np.argpartition(-cosines, k - 1)[:k]

@@ -125,6 +125,7 @@ class Services:
             settings.index_memory_bytes,
             settings.local_cache_dir / "indexes",
             settings.index_snapshot_rows,
+            settings.database_vector_rows,
         )
         return Search(
             self.storage,

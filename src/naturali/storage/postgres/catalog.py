@@ -37,6 +37,7 @@ from naturali.storage.postgres.audit import PostgresAudit
 from naturali.storage.postgres.connection import Database
 from naturali.storage.postgres.jobs import PostgresIngestJobs
 from naturali.storage.postgres.tokens import PostgresTokens, insert_token
+from naturali.storage.postgres.vectors import PostgresVectorSearch
 from naturali.storage.postgres.writes import (
     delete_memory,
     insert_chunks,
@@ -88,6 +89,9 @@ class PostgresStorage(PostgresIngestJobs, PostgresTokens, PostgresAudit):
 
     def close(self) -> None:
         self.db.close()
+
+    def vector_search(self) -> PostgresVectorSearch:
+        return PostgresVectorSearch(self.db)
 
     # users and tokens ---------------------------------------------------------------------
     def create_user(self, user: User, token: Token, token_hash: str) -> None:
