@@ -13,7 +13,7 @@ from fastapi import Request
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.retrieval import fusion
-from naturali.text.tokens import query_terms
+from naturali.text.tokens import matched_spans, query_terms
 
 DOCS = {
     "/handbook/support/refunds.md": "Refunds are processed within five business days.",
@@ -350,6 +350,22 @@ def test_explain_shows_each_legs_rank_and_score_only_when_asked(api: Api) -> Non
     assert all(h["explain"]["vector_rank"] is None and h["explain"]["fused"] == 0 for h in fetched)
 
 
+def test_explain_marks_whole_query_words_as_the_lexical_leg_tokenised_them(api: Api) -> None:
+    project_id = api.project()
+    content = "Refunds take five days. The other information — café hours — is in the handbook."
+    api.doc(project_id, "/refunds.md", content)
+    hit = _results(api, project_id, query="how long do the refunds take at the cafe", explain=True)[
+        0
+    ]
+    spans = hit["explain"]["matches"]
+    # Offsets count UTF-16 units; these are all in the Basic Multilingual Plane.
+    marked = [(hit["content"][m["start"] : m["end"]], m["term"]) for m in spans]
+    assert marked == [("Refunds", "refund"), ("take", "take"), ("café", "cafe")]
+    # "the" is a stopword the query dropped: neither "The" nor the "the" in "other" is marked.
+    fetched = _results(api, project_id, explain=True, document_paths=["/"])
+    assert fetched[0]["explain"]["matches"] == []  # fetch mode: no query, no terms
+
+
 def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     project_id = api.project()
     api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
@@ -442,3 +458,8 @@ def test_every_search_goes_through_the_routes_dependencies(api: Api) -> None:
     finally:
         app.dependency_overrides.clear()  # type: ignore[attr-defined]
     assert seen == [f"/v1/projects/{project_id}/knowledge/search"] * len(bodies)
+
+
+def test_match_offsets_count_utf16_units_as_browsers_do() -> None:
+    # An emoji is two UTF-16 units: a browser's "😀 refunds".slice(3, 10) is "refunds".
+    assert matched_spans("😀 refunds", query_terms("refunds")) == [(3, 10, "refund")]

@@ -76,15 +76,26 @@ class Memory(_Model):
     updated_at: str
 
 
+class TermMatch(_Model):
+    """A whole word of the content whose term is one of the query's (UTF-16 offsets)."""
+
+    start: int
+    end: int
+    term: str
+
+
 class Explanation(_Model):
     """Why a result ranked where it did (``explain=True``): 1-based rank in each leg's
-    candidates (None when that leg did not propose it), cosine, BM25 score, fused score."""
+    candidates (None when that leg did not propose it), cosine, BM25 score, fused score, the
+    cross-encoder's score with ``rerank=True``, and where the query's terms occur."""
 
     vector_rank: int | None
     cosine: float | None
     lexical_rank: int | None
     bm25: float | None
     fused: float
+    rerank: float | None = None
+    matches: list[TermMatch] = []
 
 
 class DocumentKnowledgeResult(_Model):

@@ -147,6 +147,15 @@ class MemoryList(BaseModel):
     data: list[MemoryOut]
 
 
+class TermMatch(BaseModel):
+    """A whole word of a result's content whose term is one of the query's: its start and
+    end in UTF-16 code units (as JavaScript strings count) and the stemmed term."""
+
+    start: int
+    end: int
+    term: str
+
+
 class Explanation(BaseModel):
     """Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
     candidates (null when that leg did not propose it), its cosine and BM25 score, and the
@@ -159,6 +168,10 @@ class Explanation(BaseModel):
     bm25: float | None
     fused: float
     rerank: float | None = None
+    matches: list[TermMatch] = Field(
+        default_factory=list,
+        description="Where the query's terms, as the lexical leg tokenised them, occur in content.",
+    )
 
 
 class DocumentKnowledgeResult(BaseModel):

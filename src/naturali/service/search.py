@@ -23,6 +23,7 @@ from naturali.contracts.resources import (
     Explanation,
     KnowledgeResult,
     MemoryKnowledgeResult,
+    TermMatch,
 )
 from naturali.errors import InvalidRequest
 from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, User
@@ -36,7 +37,7 @@ from naturali.service.auth import Auth
 from naturali.service.memories import Memories
 from naturali.service.query_vectors import QueryVectors, Vector
 from naturali.service.requests import SearchRequest
-from naturali.text.tokens import names, query_terms
+from naturali.text.tokens import matched_spans, names, query_terms
 
 K = TypeVar("K")
 
@@ -224,7 +225,7 @@ class Search:
             picked,
             stores,
             with_similarity=embedding is not None,
-            explain=request.explain,
+            explain=(query_terms(request.query or "") if request.explain else None),
         )
         return self._finished(request, results, timings)
 
@@ -269,8 +270,9 @@ class Search:
         stores: dict[str, MemoryStore],
         *,
         with_similarity: bool,
-        explain: bool = False,
+        explain: list[str] | None = None,
     ) -> list[KnowledgeResult]:
+        """``explain``: the query's terms, when each result should say why it ranked."""
         hits = _Hits()
         hits.read(self._storage, project_id, [(seq, attrs) for _, seq, attrs in picked])
         chunks, documents, memories = hits.chunks, hits.documents, hits.memories
@@ -291,13 +293,15 @@ class Search:
                 continue
             if similarity is not None:
                 result.similarity_score = similarity
-            if explain:
-                result.explain = _explanation(ranked, with_similarity)
+            if explain is not None:
+                result.explain = _explanation(ranked, with_similarity, result.content, explain)
             results.append(result)
         return results
 
 
-def _explanation(ranked: Ranked, with_similarity: bool) -> Explanation:
+def _explanation(
+    ranked: Ranked, with_similarity: bool, content: str | None, terms: list[str]
+) -> Explanation:
     """Why a result ranked where it did (fetch mode has no legs: every reason is null)."""
     return Explanation(
         vector_rank=ranked.vector_rank,
@@ -305,6 +309,10 @@ def _explanation(ranked: Ranked, with_similarity: bool) -> Explanation:
         lexical_rank=ranked.lexical_rank,
         bm25=ranked.bm25,
         fused=ranked.score,
+        matches=[
+            TermMatch(start=start, end=end, term=term)
+            for start, end, term in matched_spans(content or "", terms)
+        ],
     )
 
 

@@ -180,6 +180,28 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(stem(w) for w in kept))
 
 
+def matched_spans(text: str, wanted: list[str]) -> list[tuple[int, int, str]]:
+    """Where ``text``'s words whose terms are among ``wanted`` (``query_terms``) lie: each
+    whole word's start and end in UTF-16 code units (as a browser's strings count), with its
+    term. A word matches as the lexical leg tokenised it, never a part of one ("the" is not
+    in "other") and never a stopword the query dropped."""
+    wanted_set, spans, at, counted = set(wanted), [], 0, 0
+    for match in WORD.finditer(text):
+        found = next((t for t in terms(match.group()) if t in wanted_set), None)
+        if found is None:
+            continue
+        counted += _utf16(text[at : match.start()])
+        start = counted
+        counted += _utf16(match.group())
+        at = match.end()
+        spans.append((start, counted, found))
+    return spans
+
+
+def _utf16(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+
+
 def names(text: str) -> list[str]:
     """The query terms of ``text``'s capitalised words (names, mostly): its stopwords and
     question words are left out whatever their case."""

@@ -634,6 +634,12 @@ export type Explanation = {
      * Rerank
      */
     rerank?: number | null;
+    /**
+     * Matches
+     *
+     * Where the query's terms, as the lexical leg tokenised them, occur in content.
+     */
+    matches?: Array<TermMatch>;
 };
 
 /**
@@ -1775,6 +1781,27 @@ export type SourceSummary = {
      * Summary
      */
     summary: string;
+};
+
+/**
+ * TermMatch
+ *
+ * A whole word of a result's content whose term is one of the query's: its start and
+ * end in UTF-16 code units (as JavaScript strings count) and the stemmed term.
+ */
+export type TermMatch = {
+    /**
+     * Start
+     */
+    start: number;
+    /**
+     * End
+     */
+    end: number;
+    /**
+     * Term
+     */
+    term: string;
 };
 
 /**
