@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,16 @@ class Api:
         r = self.put(f"/v1/projects/{project_id}/members/{user_id}", json={"role": role})
         assert r.status_code == 200, r.text
         return token
+
+    def ready(self, project_id: str, document_id: str, timeout: float = 120) -> dict[str, Any]:
+        """The document once it is no longer processing (a large one embeds in the background)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            document = dict(self.get(f"/v1/projects/{project_id}/documents/{document_id}").json())
+            if document["status"] != "processing":
+                return document
+            time.sleep(0.1)
+        raise AssertionError("still processing")
 
     def doc(self, project_id: str, path: str, content: str, **fields: Any) -> dict[str, Any]:
         body = {"path": path, "content": content, **fields}

@@ -78,6 +78,7 @@ OPERATIONS: dict[tuple[str, str], tuple[str, Body]] = {
     ),
     ("get", "/v1/projects/{project_id}/documents"): ("read", _no_body),
     ("get", "/v1/projects/{project_id}/documents/{document_id}"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/documents/{document_id}/passages"): ("read", _no_body),
     ("put", "/v1/projects/{project_id}/documents/{document_id}"): (
         "write",
         lambda w: {"content": "changed"},

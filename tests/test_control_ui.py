@@ -6,12 +6,17 @@ Europe/Berlin. Screenshots of each page at 1280×800 and a phone's width go to
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from pdfs import text_pdf
@@ -73,6 +78,13 @@ def _shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}-{page.size_name}.png"), full_page=True)  # type: ignore[attr-defined]
 
 
+def _filters(page: Page) -> None:
+    """Open the search's filters (folded away on a phone, so that results come first)."""
+    filters = page.locator("details.filters")
+    if filters.get_attribute("open") is None:
+        filters.locator("summary").click()
+
+
 def _sign_in(page: Page, server: Server) -> None:
     page.goto(server.base_url + "/ui/")
     page.get_by_label("Token").fill(server.token)
@@ -95,6 +107,7 @@ def test_sign_in_search_and_open_a_pdf_hit_on_its_page(page: Page, server: Serve
     _shot(page, "sign-in")
     _sign_in(page, server)
     page.get_by_label("Query (empty: fetch mode)").fill("who books travel")
+    _filters(page)
     page.get_by_label("Document paths (prefixes)").fill("/policies/")
     page.get_by_role("button", name="Search").click()
     hit = page.locator("article.hit").first
@@ -102,9 +115,11 @@ def test_sign_in_search_and_open_a_pdf_hit_on_its_page(page: Page, server: Serve
     expect(hit.locator("mark").first).to_have_text("travel", ignore_case=True)
     _shot(page, "search")
     hit.locator("a.hit-link").click()
-    focused = page.locator(".page-focus")
+    focused = page.locator(".hit-focus")  # the hit's chunk, on its page
+    expect(focused).to_have_count(1)
     expect(focused).to_contain_text("travel desk")
     expect(focused).to_have_attribute("data-page", "2")
+    expect(focused).to_be_in_viewport()
     _shot(page, "document")
 
 
@@ -213,3 +228,169 @@ def test_api_errors_show_their_message(page: Page, server: Server) -> None:
     page.get_by_label("Keywords").fill("?!")  # no word tokens: the API says so
     page.get_by_role("button", name="Grep").click()
     expect(page.get_by_role("alert")).to_contain_text("word tokens")
+
+
+def _api_search(server: Server, body: dict[str, object]) -> dict[str, object]:
+    r = httpx.post(
+        f"{server.base_url}/v1/projects/{server.demo_project}/knowledge/search",
+        headers={"Authorization": f"Bearer {server.token}"},
+        json=body,
+    )
+    r.raise_for_status()
+    return dict(r.json())
+
+
+def _post_doc(server: Server, path: str, content: str) -> dict[str, object]:
+    r = httpx.post(
+        f"{server.base_url}/v1/projects/{server.demo_project}/documents",
+        headers={"Authorization": f"Bearer {server.token}"},
+        json={"path": path, "content": content},
+    )
+    r.raise_for_status()
+    document = dict(r.json())
+    for _ in range(600):  # a long one is embedded in the background
+        if document["status"] != "processing":
+            return document
+        time.sleep(0.2)
+        document = httpx.get(
+            f"{server.base_url}/v1/projects/{server.demo_project}/documents/{document['id']}",
+            headers={"Authorization": f"Bearer {server.token}"},
+        ).json()
+    raise AssertionError("still processing")
+
+
+def _search(page: Page, query: str, paths: str | None = None) -> None:
+    page.get_by_label("Query (empty: fetch mode)").fill(query)
+    if paths is not None:
+        _filters(page)
+        page.get_by_label("Document paths (prefixes)").fill(paths)
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator("article.hit").first).to_be_visible()
+
+
+def test_why_this_hit_matches_explain_and_copy_as_curl_reproduces_it(
+    page: Page, server: Server
+) -> None:
+    _sign_in(page, server)
+    _search(page, "how long do refunds take")
+    hit = page.locator("article.hit").first
+    hit.get_by_text("Why this hit").click()
+    body = json.loads((page.locator("#raw-request").text_content() or "").split("\n", 1)[1])
+    assert body["query"] == "how long do refunds take" and body["explain"] is True
+    top = _api_search(server, body)["results"][0]  # type: ignore[index]
+    explain = top["explain"]
+    expect(hit.locator(".leg").first).to_contain_text(f"{explain['cosine']:.4f}")
+    expect(hit.locator(".leg").first).to_contain_text(f"(rank {explain['vector_rank']})")
+    expect(hit.locator(".leg").nth(1)).to_contain_text(f"{explain['bm25']:.4f}")
+    expect(hit.locator(".why")).to_contain_text(f"fused {explain['fused']:.4f}")
+    expect(hit.locator(".why")).to_contain_text("refund")  # a matched term
+    _shot(page, "search-explained")
+    page.get_by_text("This request: copy it, see it raw").click()
+    page.get_by_role("button", name="Copy as curl").click()
+    expect(page.get_by_text("copied as curl")).to_be_visible()
+    curl = page.locator('pre[data-form="curl"]').inner_text()
+    assert "$NATURALI_TOKEN" in curl and server.token not in curl  # the token is a variable
+    ran = subprocess.run(
+        ["bash", "-c", curl],
+        env={**os.environ, "NATURALI_TOKEN": server.token},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    shown = json.loads(page.locator("#raw-response").inner_text())
+    again = json.loads(ran.stdout)
+    assert [r["chunk_id"] for r in again["results"]] == [r["chunk_id"] for r in shown["results"]]
+    python = page.locator('pre[data-form="Python"]').inner_text()
+    assert "search_knowledge(" in python and 'os.environ["NATURALI_TOKEN"]' in python
+    typescript = page.locator('pre[data-form="TypeScript"]').inner_text()
+    assert "searchKnowledge(" in typescript and "process.env.NATURALI_TOKEN" in typescript
+
+
+def test_highlighting_marks_whole_query_tokens_only(page: Page, server: Server) -> None:
+    path = f"/highlight/{page.size_name}.md"  # type: ignore[attr-defined]
+    _post_doc(server, path, "# Returns\n\nRefunds take the other information into account.")
+    _sign_in(page, server)
+    _search(page, "refunds take", paths=path)
+    marks = page.locator("article.hit").first.locator("mark")
+    expect(marks).to_have_text(["Refunds", "take"])  # not "the", nor the "the" in "other"
+
+
+def test_a_hit_deep_in_a_long_document_is_shown_marked_and_in_view(
+    page: Page, server: Server
+) -> None:
+    path = f"/manuals/long-{page.size_name}.md"  # type: ignore[attr-defined]
+    sections = [f"## Step {n}\n\nTurn valve {n} a quarter clockwise." for n in range(400)]
+    sections[333] = "## Step 333\n\nThe boiler's pressure relief valve is tested each spring."
+    document = _post_doc(server, path, "# Long manual\n\n" + "\n\n".join(sections))
+    assert int(document["chunk_count"]) > 300  # type: ignore[call-overload]
+    _sign_in(page, server)
+    _search(page, "when is the pressure relief valve tested", paths=path)
+    page.locator("article.hit").first.locator("a.hit-link").click()
+    focused = page.locator(".hit-focus")
+    expect(focused).to_contain_text("pressure relief valve is tested")
+    expect(focused).to_be_in_viewport()
+    expect(focused.locator("mark")).to_have_count(0)  # the document view marks the passage
+    page.get_by_role("button", name="Load earlier passages").click()
+    expect(page.locator("section.passage")).to_have_count(80)  # 40 more, on demand
+    _shot(page, "long-document")
+
+
+def test_the_nav_is_hidden_until_sign_in_and_sign_out_hides_it_again(
+    page: Page, server: Server
+) -> None:
+    page.goto(server.base_url + "/ui/")
+    expect(page.locator("#nav")).to_be_hidden()
+    expect(page.get_by_role("button", name="Sign out")).to_be_hidden()
+    _sign_in(page, server)
+    expect(page.locator("#nav")).to_be_visible()
+    page.get_by_role("link", name="Switch project").click()
+    expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+    page.get_by_role("link", name="demo").click()
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("Token")).to_be_visible()
+    expect(page.locator("#nav")).to_be_hidden()
+
+
+def test_results_come_first_on_a_phone_and_errors_show_where_the_action_was(
+    page: Page, server: Server
+) -> None:
+    _sign_in(page, server)
+    narrow = page.size_name == "phone"  # type: ignore[attr-defined]
+    assert (page.locator("details.filters").get_attribute("open") is None) == narrow
+    _search(page, "who handles escalations")
+    expect(page.locator("article.hit").first).to_be_in_viewport()
+    _shot(page, "results")
+    page.keyboard.press("Tab")  # keyboard: from the results, arrows step through them
+    first = page.locator("article.hit").first
+    first.focus()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("article.hit").nth(1)).to_be_focused()
+    _filters(page)
+    page.get_by_label("Limit").fill("500")  # the API refuses it: said under the form
+    page.get_by_role("button", name="Search", exact=True).click()
+    slot = page.locator("form .error-slot")
+    expect(slot).to_contain_text("limit")
+    expect(slot).to_be_in_viewport()
+    expect(page.locator("#error")).to_be_hidden()
+
+
+def test_no_serious_accessibility_violation(page: Page, server: Server) -> None:
+    axe = Axe()
+    page.goto(server.base_url + "/ui/")
+    screens = {"sign-in": axe.run(page)}
+    _sign_in(page, server)
+    _search(page, "how long do refunds take")
+    page.locator("article.hit").first.get_by_text("Why this hit").click()
+    screens["search"] = axe.run(page)
+    page.locator("article.hit").first.locator("a.hit-link").click()
+    expect(page.locator(".hit-focus")).to_be_visible()
+    screens["document"] = axe.run(page)
+    serious = {
+        name: [
+            (v["id"], v["help"])
+            for v in r.response["violations"]
+            if v["impact"] in ("serious", "critical")
+        ]
+        for name, r in screens.items()
+    }
+    assert serious == {name: [] for name in screens}

@@ -287,3 +287,30 @@ def test_concurrent_new_versions_one_wins_the_other_conflicts(api: Api) -> None:
     final = api.get(f"/v1/projects/{project_id}/documents/{doc['id']}").json()
     assert final["version"] == 2
     assert _count_chunks(api, doc) == 1
+
+
+def test_a_long_documents_passages_are_read_around_a_hit(api: Api) -> None:
+    """More passages than a fetch returns (100): a hit is read in its context, by its chunk."""
+    project_id = api.project()
+    sections = [f"## Step {n}\n\nTurn valve {n} a quarter clockwise." for n in range(150)]
+    sections[120] = "## Step 120\n\nThe boiler's pressure relief valve is tested every spring."
+    body = {"path": "/manual.md", "content": "# Manual\n\n" + "\n\n".join(sections)}
+    created = api.post(f"/v1/projects/{project_id}/documents", json=body).json()
+    doc = api.ready(project_id, created["id"])  # embedded in the background
+    base = f"/v1/projects/{project_id}/documents/{doc['id']}/passages"
+    first = api.get(base, params={"limit": 10}).json()
+    assert first["start"] == 0 and first["total"] == doc["chunk_count"] > 120
+    assert [p["ordinal"] for p in first["data"]] == list(range(10))
+    hit = api.search(project_id, query="when is the pressure relief valve tested").json()
+    chunk = hit["results"][0]
+    around = api.get(base, params={"around": chunk["chunk_id"], "limit": 9}).json()
+    ids = [p["chunk_id"] for p in around["data"]]
+    assert ids[4] == chunk["chunk_id"]  # centred on the hit, its neighbours on each side
+    assert around["start"] == around["data"][0]["ordinal"] > 100
+    assert "pressure relief valve" in around["data"][4]["content"]
+    last = api.get(base, params={"start": around["total"] - 3, "limit": 10}).json()
+    assert len(last["data"]) == 3
+    assert_error(api.get(base, params={"around": "chk_nope"}), 404, "chunk_not_found")
+    assert_error(api.get(base, params={"limit": 500}), 400)
+    other = api.get(f"/v1/projects/{project_id}/documents/doc_nope/passages")
+    assert_error(other, 404, "document_not_found")

@@ -219,3 +219,42 @@ def test_an_evicted_index_is_saved_and_comes_back_from_its_snapshot_alone(
 def _join_saves(naturali: Any) -> None:
     for thread in list(naturali.indexes._saving.values()):
         thread.join()
+
+
+def test_a_restored_index_filters_by_its_owners_as_before(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    """The owners come back from the snapshot's columns (read when a search asks): paths,
+    tags, ids and titles filter and rank as before the restart."""
+    filters: list[dict[str, Any]] = [
+        {"document_paths": ["/support/"]},
+        {"tags": {"team": "ops"}},
+        {"document_paths": ["/ops/"], "tags": {"team": "ops"}},
+    ]
+
+    def answers(api: Api, project_id: str, ids: list[str]) -> list[Any]:
+        out = []
+        for f in [*filters, {"document_ids": ids[:1]}]:
+            r = api.search(project_id, query="who handles it", include_memories=False, **f)
+            assert r.status_code == 200, r.text
+            out.append([(h["path"], h["title"], h["score"]) for h in r.json()["results"]])
+        return out
+
+    with _server(tmp_path, embedder, backend) as api:
+        project_id = api.project()
+        ids = [
+            api.doc(
+                project_id, "/support/refunds.md", DOCS["/refunds.md"], tags={"team": "support"}
+            )["id"],
+            api.doc(project_id, "/ops/oncall.md", DOCS["/oncall.md"], tags={"team": "ops"})["id"],
+            api.doc(project_id, "/ops/tea.md", DOCS["/tea.md"], title="Tea", tags={"team": "ops"})[
+                "id"
+            ],
+        ]
+        before = answers(api, project_id, ids)
+        token = api.token
+    assert [len(a) for a in before] == [1, 2, 2, 1]
+    with _server(tmp_path, embedder, backend, token) as api:
+        cursors = _sync_cursors(api)
+        assert answers(api, project_id, ids) == before
+    assert cursors[0] > 0  # from the snapshot

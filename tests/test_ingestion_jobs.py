@@ -33,13 +33,7 @@ def _long_text(topic: str, sections: int = 40) -> str:
 
 
 def _wait(api: Api, project: str, document_id: str, timeout: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        document = dict(api.get(f"/v1/projects/{project}/documents/{document_id}").json())
-        if document["status"] != "processing":
-            return document
-        time.sleep(0.1)
-    raise AssertionError("still processing")
+    return api.ready(project, document_id, timeout)
 
 
 def _contents(api: Api, project: str, query: str) -> list[str]:

@@ -26,7 +26,10 @@ __all__ = [
     "NaturaliClientError",
     "NaturaliConnectionError",
     "NaturaliTimeoutError",
+    "Passage",
+    "PassageList",
     "Project",
+    "TermMatch",
     "Token",
 ]
 
@@ -54,7 +57,10 @@ if TYPE_CHECKING:
         Memory,
         MemoryKnowledgeResult,
         MemoryStore,
+        Passage,
+        PassageList,
         Project,
+        TermMatch,
         Token,
     )
 

@@ -15,6 +15,7 @@ from naturali.client._models import (
     Document,
     Memory,
     MemoryStore,
+    PassageList,
     Project,
     Token,
 )
@@ -184,6 +185,21 @@ class Documents(Resource):
             cursor = page["next_cursor"]
             if not cursor:
                 return out
+
+    def passages(
+        self,
+        *,
+        project_id: str,
+        document_id: str,
+        around: str | None = None,
+        start: int = 0,
+        limit: int = 50,
+    ) -> PassageList:
+        """A run of the document's passages, from ``start`` or centred on the chunk ``around``
+        (a search hit's ``chunk_id``)."""
+        params = _clean({"around": around, "start": start, "limit": limit})
+        path = f"/v1/projects/{project_id}/documents/{document_id}/passages"
+        return PassageList.model_validate(self._call("GET", path, params=params))
 
     def delete(self, *, project_id: str, document_id: str) -> None:
         self._call("DELETE", f"/v1/projects/{project_id}/documents/{document_id}")

@@ -65,6 +65,21 @@ class MemoryStore(_Model):
     updated_at: str
 
 
+class Passage(_Model):
+    chunk_id: str
+    ordinal: int
+    page: int | None
+    content: str
+
+
+class PassageList(_Model):
+    """A run of a document's passages: ``start`` is the first's place among all ``total``."""
+
+    data: list[Passage]
+    start: int
+    total: int
+
+
 class Memory(_Model):
     id: str
     memory_store_id: str

@@ -107,6 +107,23 @@ class DocumentList(BaseModel):
     next_cursor: str | None
 
 
+class Passage(BaseModel):
+    """One passage of a document (a chunk of its current version), in order."""
+
+    chunk_id: str
+    ordinal: int
+    page: int | None
+    content: str
+
+
+class PassageList(BaseModel):
+    """A run of a document's passages: ``start`` is the first's place among all ``total``."""
+
+    data: list[Passage]
+    start: int
+    total: int
+
+
 class MemoryStoreOut(BaseModel):
     id: str
     project_id: str

@@ -24,7 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from naturali.model import SourceType
-from naturali.retrieval.index import SOURCE_CODE, ProjectIndex
+from naturali.retrieval.index import ProjectIndex
+from naturali.retrieval.owners import SOURCE_CODE
 
 Rows = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float32]

@@ -10,32 +10,17 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from naturali.model import Chunk, SourceType
 from naturali.retrieval.lexical import LexicalIndex
+from naturali.retrieval.owners import SOURCE_CODE, OwnerAttrs, Owners, owner_key
 from naturali.retrieval.vectors import Rows, VectorLeg, Vectors
 from naturali.text.tokens import terms
 
 TagPairs = frozenset[tuple[str, str]]
-SOURCE_CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}  # the int8 per-row source column
-
-
-class OwnerAttrs(NamedTuple):
-    """What filters look at: a document's path and tags, or a memory's store and tags.
-    A named tuple, not a frozen dataclass: a restart makes one per owner (57k at 108k
-    chunks), and made with its fields in order a tuple takes 0.8 µs where the dataclass
-    took 2.3."""
-
-    source: SourceType
-    owner_id: str  # document id, or memory id
-    path: str = ""  # documents
-    store_id: str = ""  # memories
-    tags: tuple[tuple[str, str], ...] = ()
-    title: str = ""  # documents: carried into every chunk's lexical terms
 
 
 @dataclass(frozen=True)
@@ -81,15 +66,12 @@ class ProjectIndex:
     source: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
     owner: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, np.int32))
     seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    owner_keys: list[str] = field(default_factory=list)
-    owner_code: dict[str, int] = field(default_factory=dict)
+    owners: Owners = field(default_factory=Owners)
     lexical: LexicalIndex = field(default_factory=LexicalIndex)
-    owner_attrs: dict[int, OwnerAttrs] = field(default_factory=dict)
     # The store answers the vector leg and ``vectors`` stays empty (retrieval/stored_vectors.py):
     # set by the registry for a project from ``database_vector_rows`` chunks on.
     stored_vectors: VectorLeg | None = None
 
-    _owner_sources: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
     _owners_version: int = 0  # bumped when owners' attributes change (apply)
     # Owners version → documents' paths sorted, with their owner codes (_by_path). A search
     # fills it under the read gate: it replaces one whole entry, never extends one in place.
@@ -98,7 +80,6 @@ class ProjectIndex:
     def __post_init__(self) -> None:
         if self.vectors.dimension != self.dimension:
             self.vectors = Vectors(self.dimension)
-        self._extend_owner_sources()  # a snapshot's owners
 
     def memory_bytes(self) -> int:
         """What this index holds in memory, estimated: its arrays' rows in use, its BM25
@@ -106,7 +87,7 @@ class ProjectIndex:
         snapshot's float32 rows and postings are mapped, not held (``mapped_bytes``)."""
         columns = sum(a.itemsize for a in (self.alive, self.source, self.owner, self.seqs))
         rows = self.vectors.nbytes + columns * self.n
-        return rows + self.lexical.memory_bytes() + 300 * len(self.owner_keys)
+        return rows + self.lexical.memory_bytes() + 300 * len(self.owners)
 
     def mapped_bytes(self) -> int:
         """What this index reads from its snapshot's files: in the page cache as far as read."""
@@ -114,15 +95,15 @@ class ProjectIndex:
 
     def owner_of(self, row: int) -> OwnerAttrs | None:
         """The document or memory a row's chunk belongs to (None while it is being loaded)."""
-        return self.owner_attrs.get(int(self.owner[row]))
+        return self.owners.get(int(self.owner[row]))
 
     def select(self, selection: Selection) -> npt.NDArray[np.bool_]:
         """Live rows whose owner the selection accepts. Filter-free sources take every owner of
         theirs at once; otherwise each candidate owner is checked once, never each row.
 
         Searches select side by side under the index's read gate, so this only reads."""
-        sources = self._owner_sources
-        allowed = np.zeros(len(self.owner_keys), np.bool_)
+        sources = self.owners.sources
+        allowed = np.zeros(len(self.owners), np.bool_)
         for source, wanted in (
             (SourceType.DOCUMENT, selection.documents),
             (SourceType.MEMORY, selection.memories),
@@ -145,20 +126,20 @@ class ProjectIndex:
         if unfiltered and not selection.tags:
             return of_source
         if selection.document_ids is not None and source == SourceType.DOCUMENT:
-            codes = [self.owner_code.get(owner_key(source, d)) for d in selection.document_ids]
+            codes = [self.owners.code_of(owner_key(source, d)) for d in selection.document_ids]
             candidates = [c for c in codes if c is not None]
         elif source == SourceType.DOCUMENT and selection.path_prefixes:
             under = self._under(selection.path_prefixes)
             if not selection.tags:  # the prefixes are the whole filter
-                allowed = np.zeros(len(self.owner_keys), np.bool_)
+                allowed = np.zeros(len(self.owners), np.bool_)
                 allowed[under] = True
                 return allowed
             candidates = under.tolist()
         else:
             candidates = [int(c) for c in np.flatnonzero(of_source)]
-        allowed = np.zeros(len(self.owner_keys), np.bool_)
+        allowed = np.zeros(len(self.owners), np.bool_)
         for code in candidates:
-            attrs = self.owner_attrs.get(code)
+            attrs = self.owners.get(code)
             allowed[code] = attrs is not None and selection.accepts(attrs)
         return allowed
 
@@ -186,25 +167,12 @@ class ProjectIndex:
         version = self._owners_version
         cached = self._paths.get(version)
         if cached is None:
-            pairs = sorted(
-                (a.path, code)
-                for code, a in self.owner_attrs.items()
-                if a.source == SourceType.DOCUMENT
-            )
+            pairs = sorted(self.owners.documents())
             codes = np.array([code for _, code in pairs], np.int64)
             cached = ([path for path, _ in pairs], codes)
             self._paths.clear()  # an older version's, if any
             self._paths[version] = cached
         return cached
-
-    def _extend_owner_sources(self) -> None:
-        """The source code of each owner, extended by the owners added since. Only the writer
-        calls this: when searches extended it lazily, two doing so at once appended the new
-        owners twice, and every search after failed or filtered the wrong sources."""
-        known = len(self._owner_sources)
-        if known < len(self.owner_keys):
-            extra = [0 if k.startswith("d:") else 1 for k in self.owner_keys[known:]]
-            self._owner_sources = np.concatenate([self._owner_sources, np.array(extra, np.int8)])
 
     @property
     def vector_leg(self) -> VectorLeg:
@@ -244,9 +212,10 @@ class ProjectIndex:
             self._append(chunk, titles)
         if held:
             self.vectors.put(start, vectors)
-        self._extend_owner_sources()
         for key, attrs in owners.items():
-            self.owner_attrs[self.owner_code[key]] = attrs
+            code = self.owners.code_of(key)
+            assert code is not None, "every new chunk's owner has a code (_append)"
+            self.owners.set(code, attrs)
         if owners:
             self._owners_version += 1
         self._remove(removed)
@@ -280,17 +249,10 @@ class ProjectIndex:
     def _append(self, chunk: Chunk, titles: dict[str, list[str]]) -> None:
         row = self.n
         key = owner_key(chunk.source_type, chunk.owner_id)
-        code = self.owner_code.get(key)
-        if code is None:
-            code = self.owner_code[key] = len(self.owner_keys)
-            self.owner_keys.append(key)
+        code = self.owners.add(key)
         self.alive[row] = True
         self.source[row] = SOURCE_CODE[chunk.source_type]
         self.owner[row] = code
         self.seqs[row] = chunk.seq
         self.lexical.add(row, chunk.text, titles.get(key))
         self.n += 1
-
-
-def owner_key(source_type: SourceType, owner_id: str) -> str:
-    return ("d:" if source_type == SourceType.DOCUMENT else "m:") + owner_id

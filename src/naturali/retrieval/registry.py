@@ -17,7 +17,8 @@ from naturali.model import Chunk, SourceType, tag_pairs
 from naturali.ports.storage import ChunkChanges, Storage
 from naturali.retrieval import snapshot
 from naturali.retrieval.gate import Gate
-from naturali.retrieval.index import OwnerAttrs, ProjectIndex, owner_key
+from naturali.retrieval.index import ProjectIndex
+from naturali.retrieval.owners import OwnerAttrs, owner_key
 from naturali.retrieval.stored_vectors import StoredVectors
 
 T = TypeVar("T")

@@ -28,14 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from naturali.model import SourceType
-from naturali.retrieval.index import OwnerAttrs, ProjectIndex
+from naturali.retrieval.index import ProjectIndex
 from naturali.retrieval.lexical import LexicalArrays, LexicalIndex
+from naturali.retrieval.owners import COLUMNS, Owners, Strings
 from naturali.retrieval.vectors import VectorLeg, Vectors
 
 # 3: the int8 codes are of each row less the rows' mean (retrieval/vectors.py); 4: one mapped
-# .npy file an array.
-FORMAT = 4
+# .npy file an array; 5: the owners as columns of text (retrieval/owners.py), not JSON.
+FORMAT = 5
 _META = "meta.json"
 _EXACT = "exact.npy"
 # Changed in place after a load (a removal clears a row's flag): read into memory, not mapped.
@@ -54,6 +54,7 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
     n = index.n
     vector_rows = 0 if index.stored_vectors is not None else n
     lexical = index.lexical.to_arrays()
+    owners, known = index.owners.columns()
     meta: dict[str, Any] = {
         "format": FORMAT,
         "project_id": index.project_id,
@@ -68,8 +69,7 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
         "error": index.vectors.error,
         "norm": index.vectors.norm,
         "centre": index.vectors.centre.tolist(),
-        "owner_keys": index.owner_keys,
-        "owner_attrs": [[code, *_attrs_row(a)] for code, a in index.owner_attrs.items()],
+        "owners_known": known,
         "vocabulary": lexical.vocabulary,
         "stored_vectors": index.stored_vectors is not None,  # none held: the store has them
     }
@@ -89,6 +89,11 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
             "tfs": lexical.tfs,
             "lengths": lexical.lengths,
         }
+        for name, column in owners.items():
+            arrays[f"owner_{name}_data"], arrays[f"owner_{name}_offsets"] = (
+                column.data,
+                column.offsets,
+            )
         for name, array in arrays.items():
             np.save(staging / f"{name}.npy", array)
         _save_exact(staging / _EXACT, index.vectors, vector_rows)
@@ -197,6 +202,8 @@ def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
     """Every per-row array has a row for each of the index's rows, and the postings' offsets
     cover the vocabulary and the postings exactly."""
     n, dimension = int(meta["n"]), int(meta["dimension"])
+    known = int(meta["owners_known"])
+    owners = len(arrays["owner_keys_offsets"]) - 1
     vector_rows = 0 if meta["stored_vectors"] else n
     per_row = ("alive", "source", "owner", "seqs", "lengths")
     offsets = arrays["offsets"]
@@ -208,7 +215,12 @@ def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
         and len(meta["centre"]) == dimension
         and len(offsets) == len(meta["vocabulary"]) + 1
         and int(offsets[-1]) == len(arrays["rows"]) == len(arrays["tfs"])
-        and len(meta["owner_keys"]) > int(arrays["owner"].max(initial=-1))
+        and all(
+            int(arrays[f"owner_{c}_offsets"][-1]) == len(arrays[f"owner_{c}_data"])
+            and len(arrays[f"owner_{c}_offsets"]) == (owners if c == "keys" else known) + 1
+            for c in COLUMNS
+        )
+        and owners > int(arrays["owner"].max(initial=-1))
     )
 
 
@@ -219,9 +231,7 @@ def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
     vectors.codes, vectors.offsets = arrays["codes"], arrays["vector_offsets"]
     vectors.scale, vectors.error, vectors.norm = meta["scale"], meta["error"], meta["norm"]
     vectors.centre = np.array(meta["centre"], np.float32)
-    seqs = arrays["seqs"]
-    alive = arrays["alive"]
-    owner_keys: list[str] = list(meta["owner_keys"])
+    columns = {c: Strings(arrays[f"owner_{c}_data"], arrays[f"owner_{c}_offsets"]) for c in COLUMNS}
     index = ProjectIndex(
         meta["project_id"],
         int(meta["dimension"]),
@@ -231,12 +241,11 @@ def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
         n=n,
         dead=int(meta["dead"]),
         vectors=vectors,
-        alive=alive,
+        alive=arrays["alive"],
         source=arrays["source"],
         owner=arrays["owner"],
-        seqs=seqs,
-        owner_keys=owner_keys,
-        owner_code={key: code for code, key in enumerate(owner_keys)},
+        seqs=arrays["seqs"],
+        owners=Owners(columns, int(meta["owners_known"])),
         lexical=LexicalIndex.from_arrays(
             LexicalArrays(
                 list(meta["vocabulary"]),
@@ -246,27 +255,5 @@ def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
                 arrays["lengths"],
             )
         ),
-        owner_attrs={int(row[0]): _attrs(row[1:]) for row in meta["owner_attrs"]},
     )
     return index
-
-
-def _attrs_row(attrs: OwnerAttrs) -> list[Any]:
-    return [
-        str(attrs.source),
-        attrs.owner_id,
-        attrs.path,
-        attrs.store_id,
-        [list(pair) for pair in attrs.tags],
-        attrs.title,
-    ]
-
-
-# By value, without the enum's own lookup: a restart reads one row per owner (57k at 108k chunks).
-_SOURCES = {str(source): source for source in SourceType}
-
-
-def _attrs(row: list[Any]) -> OwnerAttrs:
-    source, owner_id, path, store_id, tags, title = row
-    pairs = tuple((str(k), str(v)) for k, v in tags) if tags else ()
-    return OwnerAttrs(_SOURCES[source], owner_id, path, store_id, pairs, title)  # in order

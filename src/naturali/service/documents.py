@@ -17,7 +17,16 @@ from naturali.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge
 from naturali.ids import new_id
 from naturali.ingest.chunk import chunk_pages
 from naturali.ingest.extract import extract
-from naturali.model import ChunkDraft, Document, IngestJob, IngestProgress, User, utcnow
+from naturali.model import (
+    Chunk,
+    ChunkDraft,
+    Document,
+    IngestJob,
+    IngestProgress,
+    SourceType,
+    User,
+    utcnow,
+)
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage, VersionConflict
 from naturali.service import validation
@@ -57,6 +66,19 @@ class _Prepared:
 class DocumentPage:
     documents: builtins.list[Document]
     next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class PassagePage:
+    """A run of a document's passages, in order: the first's place among them all, and how
+    many there are."""
+
+    passages: builtins.list[Chunk]
+    start: int
+    total: int
+
+
+MAX_PASSAGES = 200  # a page of passages
 
 
 class Documents:
@@ -116,6 +138,38 @@ class Documents:
         rows = rows[:limit]
         cursor = _encode_cursor(rows[-1].path) if more else None
         return DocumentPage(self._with_status(rows), cursor)
+
+    def passages(
+        self,
+        user: User,
+        project_id: str,
+        document_id: str,
+        *,
+        around: str | None = None,
+        start: int = 0,
+        limit: int = 50,
+    ) -> PassagePage:
+        """The document's passages from ``start`` (0-based), or a run centred on the chunk
+        ``around``: a hit in its context, however long the document."""
+        self._auth.require(user, project_id, "read")
+        if not 1 <= limit <= MAX_PASSAGES or start < 0:
+            raise InvalidRequest(
+                f"limit must be between 1 and {MAX_PASSAGES}, start at least 0",
+                code="invalid_value",
+                param="limit" if start >= 0 else "start",
+            )
+        self._get(project_id, document_id)
+        chunks = self._storage.owner_chunks(project_id, SourceType.DOCUMENT, [document_id])
+        if around is not None:
+            at = next((i for i, c in enumerate(chunks) if c.id == around), None)
+            if at is None:
+                raise NotFound(
+                    f"passage {around} is not in document {document_id}",
+                    code="chunk_not_found",
+                    param="around",
+                )
+            start = max(0, min(at - limit // 2, len(chunks) - limit))
+        return PassagePage(chunks[start : start + limit], start, len(chunks))
 
     def delete(self, user: User, project_id: str, document_id: str) -> None:
         """A document, its versions and its chunks."""

@@ -365,6 +365,13 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("list_documents", "GET", _P + "/documents", "read", "documents.list"),
     Resource("get_document", "GET", _P + "/documents/{document_id}", "read", "documents.get"),
     Resource(
+        "list_passages",
+        "GET",
+        _P + "/documents/{document_id}/passages",
+        "read",
+        "documents.passages",
+    ),
+    Resource(
         "update_document", "PUT", _P + "/documents/{document_id}", "write", "documents.replace"
     ),
     Resource(

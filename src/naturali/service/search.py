@@ -30,7 +30,8 @@ from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, Use
 from naturali.ports.reranker import Reranker
 from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import PRODUCT, Ranked, Ranking, rank
-from naturali.retrieval.index import OwnerAttrs, ProjectIndex, Selection
+from naturali.retrieval.index import ProjectIndex, Selection
+from naturali.retrieval.owners import OwnerAttrs
 from naturali.retrieval.registry import IndexRegistry
 from naturali.retrieval.vectors import ScanPool
 from naturali.service.auth import Auth

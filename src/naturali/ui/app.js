@@ -30,10 +30,24 @@ function fill(el, ...children) {
   el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
 }
 
-function showError(message) {
-  const box = document.getElementById('error');
-  box.textContent = message || '';
-  box.hidden = !message;
+// An error is shown where its action was: in the slot of the form that asked (``errorSlot``),
+// else in the banner under the header; either is scrolled into view.
+let currentSlot = null;
+function showError(message, slot = currentSlot) {
+  const banner = document.getElementById('error');
+  for (const box of [banner, ...document.querySelectorAll('.error-slot')]) {
+    box.textContent = '';
+    box.hidden = true;
+  }
+  if (!message) return;
+  const box = slot && document.contains(slot) ? slot : banner;
+  box.textContent = message;
+  box.hidden = false;
+  box.scrollIntoView({ block: 'nearest' });
+}
+
+function errorSlot() {
+  return h('div', { class: 'error-slot', role: 'alert', hidden: true });
 }
 
 class ApiError extends Error {}
@@ -55,12 +69,13 @@ async function api(method, path, body, { form } = {}) {
   return data;
 }
 
-async function guarded(fn) {
+async function guarded(fn, slot = null) {
+  currentSlot = slot;
   showError('');
   try {
     return await fn();
   } catch (error) {
-    showError(error instanceof ApiError ? error.message : String(error));
+    showError(error instanceof ApiError ? error.message : String(error), slot);
     return undefined;
   }
 }
@@ -91,6 +106,21 @@ function highlightWords(text, query) {
   const phrase = new RegExp(`(${escaped.join('[^\\p{L}\\p{N}]+')})`, 'giu');
   const pattern = phrase.test(text) ? phrase : new RegExp(`(${escaped.filter((w) => w.length > 2).join('|') || escaped.join('|')})`, 'giu');
   return text.split(pattern).map((part, i) => (i % 2 ? h('mark', {}, part) : part));
+}
+
+// Mark the words the server says hold the query's terms (``explain.matches``: UTF-16 offsets,
+// as JavaScript strings count) — whole tokens as the lexical leg made them, never parts of words
+// and never stopwords. Without them nothing is marked.
+function highlightSpans(text, matches) {
+  const parts = [];
+  let at = 0;
+  for (const m of [...(matches ?? [])].sort((a, b) => a.start - b.start)) {
+    if (m.start < at || m.end > text.length) continue;
+    parts.push(text.slice(at, m.start), h('mark', { title: `term: ${m.term}` }, text.slice(m.start, m.end)));
+    at = m.end;
+  }
+  parts.push(text.slice(at));
+  return parts;
 }
 
 // A records snippet: its place in the field (UTF-16 offsets, as JS strings count), its line
@@ -134,56 +164,145 @@ function choose(p) {
 }
 
 // --- search ----------------------------------------------------------------------------------
+const RECENT = 'naturali.recentQueries';  // kept in this browser only, never sent anywhere
+const recentQueries = () => JSON.parse(localStorage.getItem(RECENT) || '[]');
+function remember(query) {
+  const kept = [query, ...recentQueries().filter((q) => q !== query)].slice(0, 10);
+  localStorage.setItem(RECENT, JSON.stringify(kept));
+}
+
 function searchPage() {
-  const form = h('form', { class: 'panel', onsubmit: (event) => { event.preventDefault(); run(); } },
-    h('div', { class: 'fields' },
-      field('Query (empty: fetch mode)', input('query', { type: 'search' })),
-      field('Limit', input('limit', { type: 'number', min: 1, max: 100, value: 10 })),
-      field('Min similarity', input('min_similarity', { type: 'number', step: '0.05', min: 0, max: 1 })),
-      field('Document paths (prefixes)', input('document_paths', { placeholder: '/handbook/, /faq/' })),
-      field('Document ids', input('document_ids')),
-      field('Memory store ids', input('memory_store_ids')),
-      field('Tags (key=value, …)', input('tags')),
-      h('label', { class: 'check' }, input('include_documents', { type: 'checkbox', checked: true }), 'Documents'),
-      h('label', { class: 'check' }, input('include_memories', { type: 'checkbox', checked: true }), 'Memories')),
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Search')));
-  const results = h('div', { id: 'results' });
+  const narrow = window.matchMedia('(max-width: 700px)').matches;
+  const slot = errorSlot();
+  // novalidate: the API's own limits and message are the ones shown, under the form.
+  const form = h('form', { class: 'panel', 'aria-label': 'Search', novalidate: true, onsubmit: (event) => { event.preventDefault(); run(); } },
+    h('div', { class: 'query-row' },
+      field('Query (empty: fetch mode)', input('query', { type: 'search', list: 'recent-queries', autocomplete: 'off' })),
+      h('button', { type: 'submit' }, 'Search')),
+    h('datalist', { id: 'recent-queries' }, recentQueries().map((q) => h('option', { value: q }))),
+    // Filters fold away on a phone, so that the results come right after the query.
+    h('details', { class: 'filters', open: !narrow }, h('summary', {}, 'Filters and limits'),
+      h('div', { class: 'fields' },
+        field('Limit', input('limit', { type: 'number', min: 1, max: 100, value: 10 })),
+        field('Min similarity', input('min_similarity', { type: 'number', step: '0.05', min: 0, max: 1 })),
+        field('Document paths (prefixes)', input('document_paths', { placeholder: '/handbook/, /faq/' })),
+        field('Document ids', input('document_ids')),
+        field('Memory store ids', input('memory_store_ids')),
+        field('Tags (key=value, …)', input('tags')),
+        h('label', { class: 'check' }, input('include_documents', { type: 'checkbox', checked: true }), 'Documents'),
+        h('label', { class: 'check' }, input('include_memories', { type: 'checkbox', checked: true }), 'Memories'))),
+    slot);
+  const results = h('div', { id: 'results', onkeydown: stepThroughResults });
   fill(main, h('h1', {}, 'Search'), form, results);
+  form.elements.query.focus();
 
   async function run() {
-    const v = values(form);
-    const body = { limit: Number(v.limit || 10) };
-    if (v.query.trim()) body.query = v.query.trim();
-    if (v.min_similarity !== '') body.min_similarity = Number(v.min_similarity);
-    for (const key of ['document_paths', 'document_ids', 'memory_store_ids']) {
-      if (list(v[key] ?? '').length) body[key] = list(v[key]);
-    }
-    if (list(v.tags ?? '').length) {
-      body.tags = Object.fromEntries(list(v.tags).map((pair) => pair.split('=').map((s) => s.trim())));
-    }
-    body.include_documents = form.elements.include_documents.checked;
-    body.include_memories = form.elements.include_memories.checked;
-    const data = await guarded(() => api('POST', `${project()}/knowledge/search`, body));
+    const body = searchBody(values(form), form);
+    const path = `${project()}/knowledge/search`;
+    const data = await guarded(() => api('POST', path, body), slot);
     if (!data) return;
-    fill(results, 
+    if (body.query) remember(body.query);
+    const bm25Top = Math.max(0, ...data.results.map((r) => r.explain?.bm25 ?? 0));
+    fill(results,
       h('p', { class: 'status' }, `${data.results.length} result(s)${body.query ? '' : ' — fetch mode, stable order'}`),
-      data.results.map((hit) => searchHit(hit, body.query)));
+      requestTools(path, body, data),
+      data.results.map((hit, i) => searchHit(hit, i, bm25Top)));
   }
 }
 
-function searchHit(hit, query) {
+// The request as the form describes it; the UI always asks why each result ranked.
+function searchBody(v, form) {
+  const body = { limit: Number(v.limit || 10), explain: true };
+  if (v.query.trim()) body.query = v.query.trim();
+  if (v.min_similarity !== '') body.min_similarity = Number(v.min_similarity);
+  for (const key of ['document_paths', 'document_ids', 'memory_store_ids']) {
+    if (list(v[key] ?? '').length) body[key] = list(v[key]);
+  }
+  if (list(v.tags ?? '').length) {
+    body.tags = Object.fromEntries(list(v.tags).map((pair) => pair.split('=').map((s) => s.trim())));
+  }
+  body.include_documents = form.elements.include_documents.checked;
+  body.include_memories = form.elements.include_memories.checked;
+  return body;
+}
+
+// Up and down arrows move between results; Enter on one opens it.
+function stepThroughResults(event) {
+  const hits = [...document.querySelectorAll('#results article.hit')];
+  const at = hits.indexOf(document.activeElement);
+  if (at < 0) return;
+  const next = { ArrowDown: at + 1, ArrowUp: at - 1 }[event.key];
+  if (next !== undefined && hits[next]) { event.preventDefault(); hits[next].focus(); }
+  if (event.key === 'Enter' && event.target === hits[at]) hits[at].querySelector('a.hit-link')?.click();
+}
+
+// The exact request shown, to run elsewhere: curl, the Python SDK, the TypeScript SDK (the
+// token left as a variable), and the raw request and response.
+function requestTools(path, body, data) {
+  const url = `${location.origin}${path}`;
+  const json = JSON.stringify(body);
+  const projectId = state.project;
+  const pyArgs = [`project_id=${JSON.stringify(projectId)}`,
+    ...Object.entries(body).map(([k, v]) => `${k}=${pythonValue(v)}`)].join(',\n    ');
+  const tsCall = JSON.stringify({ path: { project_id: projectId }, body }, null, 2);
+  const forms = {
+    curl: `curl -sS -X POST '${url}' \\\n  -H "Authorization: Bearer $NATURALI_TOKEN" \\\n  -H 'Content-Type: application/json' \\\n  -d '${json.replace(/'/g, "'\\''")}'`,
+    Python: `import os\n\nimport naturali\n\nclient = naturali.Client(base_url="${location.origin}", token=os.environ["NATURALI_TOKEN"])\nresponse = client.knowledge.search_knowledge(\n    ${pyArgs},\n)`,
+    TypeScript: `import { Naturali } from 'naturali';\n\nconst naturali = new Naturali({ baseUrl: '${location.origin}', token: process.env.NATURALI_TOKEN });\nconst { data, error } = await naturali.knowledge.searchKnowledge(${tsCall});`,
+  };
+  const copied = h('span', { class: 'status', 'aria-live': 'polite' });
+  return h('details', { class: 'panel request-tools' }, h('summary', {}, 'This request: copy it, see it raw'),
+    h('div', { class: 'actions' }, Object.entries(forms).map(([name, text]) => h('button', {
+      type: 'button', class: 'secondary', onclick: async () => {
+        await navigator.clipboard.writeText(text).catch(() => null);
+        copied.textContent = `copied as ${name}`;
+      } }, `Copy as ${name}`)), copied),
+    Object.entries(forms).map(([name, text]) => h('pre', { class: 'code', 'data-form': name, 'aria-label': `as ${name}` }, text)),
+    h('h3', {}, 'Raw request'), h('pre', { class: 'code', id: 'raw-request' }, `POST ${path}\n${JSON.stringify(body, null, 2)}`),
+    h('h3', {}, 'Raw response'), h('pre', { class: 'code', id: 'raw-response' }, JSON.stringify(data, null, 2)));
+}
+
+function pythonValue(value) {
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  return JSON.stringify(value);
+}
+
+// Files whose passages are code or data: shown in monospace, their lines as they are.
+const CODE = /\.(py|js|ts|go|rs|java|c|cpp|h|rb|sh|sql|json|ya?ml|toml|xml|csv|tsv)$/i;
+
+function searchHit(hit, i, bm25Top) {
   const isDoc = hit.source_type === 'document';
   const where = isDoc
-    ? h('a', { href: `#/document/${hit.document_id}${hit.page ? `?page=${hit.page}` : ''}`, class: 'hit-link' },
+    ? h('a', { href: `#/document/${hit.document_id}?chunk=${encodeURIComponent(hit.chunk_id)}${hit.page ? `&page=${hit.page}` : ''}`, class: 'hit-link' },
       hit.path, hit.page ? ` (page ${hit.page})` : '')
     : h('span', {}, `memory ${hit.memory_id} · ${hit.memory_store_name}`);
-  return h('article', { class: 'hit' },
+  const code = isDoc && CODE.test(hit.path);
+  return h('article', { class: 'hit', tabindex: 0, 'aria-label': `result ${i + 1}: ${isDoc ? hit.path : `memory ${hit.memory_id}`}` },
     h('h3', {}, isDoc ? hit.title : 'Memory', ' '),
     h('div', { class: 'meta' }, h('span', {}, hit.source_type), where,
       h('span', {}, `score ${hit.score.toFixed(4)}`),
       hit.similarity_score !== undefined ? h('span', {}, `similarity ${hit.similarity_score.toFixed(3)}`) : null),
-    h('div', { class: 'snippet' }, highlightWords(hit.content ?? '', query)),
-    isDoc ? h('div', {}, Object.entries(hit.tags ?? {}).map(([k, v]) => h('span', { class: 'tag' }, `${k}:${v}`))) : null);
+    h('div', { class: `snippet${code ? ' code' : ''}` }, highlightSpans(hit.content ?? '', hit.explain?.matches)),
+    isDoc ? h('div', {}, Object.entries(hit.tags ?? {}).map(([k, v]) => h('span', { class: 'tag' }, `${k}:${v}`))) : null,
+    hit.explain ? why(hit.explain, bm25Top) : null);
+}
+
+// Why this hit: each leg's rank and score, drawn as a bar so the two compare at a glance (the
+// cosine on 0–1, BM25 against the best BM25 of these results), the fused score, the terms.
+function why(e, bm25Top) {
+  const bar = (name, value, share, rank) => h('div', { class: 'leg' },
+    h('span', { class: 'leg-name' }, name),
+    h('span', { class: 'bar', role: 'img', 'aria-label': `${name} ${value ?? 'none'}` },
+      h('span', { class: 'fill', style: `width: ${Math.round(100 * Math.max(0, Math.min(1, share)))}%` })),
+    h('span', { class: 'leg-value' }, value === null ? '—' : value.toFixed(4), rank ? ` (rank ${rank})` : ' (not proposed)'));
+  const terms = [...new Set((e.matches ?? []).map((m) => m.term))];
+  return h('details', { class: 'why' }, h('summary', {}, 'Why this hit'),
+    bar('vector', e.cosine, e.cosine ?? 0, e.vector_rank),
+    bar('lexical', e.bm25, bm25Top ? (e.bm25 ?? 0) / bm25Top : 0, e.lexical_rank),
+    h('div', { class: 'meta' }, h('span', {}, `fused ${e.fused.toFixed(4)}`),
+      e.rerank !== null && e.rerank !== undefined ? h('span', {}, `rerank ${e.rerank.toFixed(4)}`) : null,
+      h('span', {}, `matched terms: ${terms.length ? terms.join(', ') : 'none'}`)));
 }
 
 // --- documents -------------------------------------------------------------------------------
@@ -281,21 +400,54 @@ function uploader(done) {
   }
 }
 
-async function documentPage(id, page) {
+// A document at a hit: the passages around its chunk (more loaded on demand, either way), the
+// hit marked and scrolled to; a PDF's hit is its chunk, not its whole page. Markdown is rendered
+// (safely: markdown.js escapes everything first), code and data keep their lines in monospace.
+async function documentPage(id, page, chunk) {
   const d = await guarded(() => api('GET', `${project()}/documents/${id}`));
   if (!d) return;
-  const fetched = await guarded(() => api('POST', `${project()}/knowledge/search`, { document_ids: [id], limit: 100, include_memories: false }));
-  const passages = (fetched?.results ?? []).map((p) => h('div', {
-    class: `hit${page && p.page === page ? ' page-focus' : ''}`, 'data-page': p.page ?? '' },
-  h('div', { class: 'meta' }, p.page ? `page ${p.page}` : '', ` ${p.chunk_id}`), h('div', {}, p.content)));
+  const base = `${project()}/documents/${id}/passages`;
+  const span = 40;
+  const first = await guarded(() => api('GET', `${base}?${new URLSearchParams(chunk ? { around: chunk, limit: span } : { start: 0, limit: 200 })}`));
+  if (!first) return;
+  const list = h('div', { class: 'passages' });
+  const kind = /\.(md|markdown)$/i.test(d.path) ? 'markdown' : CODE.test(d.path) ? 'code' : 'text';
+  let low = first.start;
+  let high = first.start + first.data.length;
+  const earlier = h('button', { type: 'button', class: 'secondary', onclick: () => more(-1) }, 'Load earlier passages');
+  const later = h('button', { type: 'button', class: 'secondary', onclick: () => more(1) }, 'Load later passages');
+  const bounds = () => { earlier.hidden = low <= 0; later.hidden = high >= first.total; };
+  list.append(...first.data.map(passage));
+  bounds();
   fill(main, h('h1', {}, d.title),
     h('table', {}, h('tbody', {}, [
       ['Path', d.path], ['Status', statusCell(d)], ['Version', `v${d.version} (${d.filename}, ${d.content_type}, ${d.size} bytes)`],
       ['Pages', d.page_count ?? '—'], ['Passages', d.chunk_count], ['Tags', Object.entries(d.tags).map(([k, v]) => `${k}:${v}`).join(', ')],
       ['Updated', d.updated_at], ['sha256', d.content_hash],
     ].map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))),
-    h('h2', {}, page ? `Passages (page ${page} marked)` : 'Passages'), passages);
-  document.querySelector('.page-focus')?.scrollIntoView({ block: 'center' });
+    h('h2', {}, chunk ? `Passages ${low + 1}–${high} of ${first.total} (the hit marked)` : `Passages (${first.total})`),
+    h('div', { class: 'actions' }, earlier), list, h('div', { class: 'actions' }, later));
+  (document.querySelector('.hit-focus') ?? document.querySelector('.page-focus'))?.scrollIntoView({ block: 'center' });
+
+  function passage(p) {
+    const focus = chunk ? p.chunk_id === chunk : page && p.page === page;
+    const body = kind === 'markdown' ? h('div', { class: 'passage-body', html: markdown(p.content) })
+      : h('div', { class: `passage-body plain${kind === 'code' ? ' code' : ''}` }, p.content);
+    return h('section', {
+      class: `passage${focus ? (chunk ? ' hit-focus' : ' page-focus') : ''}`, 'data-page': p.page ?? '', 'data-chunk': p.chunk_id,
+      'aria-label': `passage ${p.ordinal + 1}${p.page ? `, page ${p.page}` : ''}${focus ? ' (the hit)' : ''}` },
+    h('div', { class: 'meta' }, `#${p.ordinal + 1}`, p.page ? ` · page ${p.page}` : ''), body);
+  }
+
+  async function more(direction) {
+    const start = direction < 0 ? Math.max(0, low - span) : high;
+    const limit = direction < 0 ? low - start : span;
+    const got = await guarded(() => api('GET', `${base}?${new URLSearchParams({ start, limit })}`));
+    if (!got) return;
+    if (direction < 0) { list.prepend(...got.data.map(passage)); low = start; }
+    else { list.append(...got.data.map(passage)); high = start + got.data.length; }
+    bounds();
+  }
 }
 
 // --- memory stores and records -----------------------------------------------------------------
@@ -463,7 +615,8 @@ async function timePage() {
 async function route() {
   const [path, query] = location.hash.slice(1).split('?');
   const parts = (path || '/').split('/').filter(Boolean);
-  document.getElementById('nav').hidden = !state.project;
+  document.getElementById('nav').hidden = !state.token || !state.project;
+  document.getElementById('account').hidden = !state.token;
   document.getElementById('who').textContent = state.project ? `project ${state.project} · ${state.role}` : '';
   for (const link of document.querySelectorAll('nav a')) {
     link.toggleAttribute('aria-current', link.getAttribute('href') === `#/${parts[0]}`);
@@ -474,11 +627,12 @@ async function route() {
     const projects = await guarded(() => api('GET', '/v1/projects'));
     return projects ? pickProject(projects.data) : signIn();
   }
-  const page = Number(new URLSearchParams(query).get('page')) || null;
+  const params = new URLSearchParams(query);
+  const page = Number(params.get('page')) || null;
   switch (parts[0]) {
     case 'search': return searchPage();
     case 'documents': return documentsPage();
-    case 'document': return documentPage(parts[1], page);
+    case 'document': return documentPage(parts[1], page, params.get('chunk'));
     case 'memory': return memoryPage(parts[1]);
     case 'record': return recordPage(parts[1], decodeURIComponent(parts[2]));
     case 'time': return timePage();
@@ -486,5 +640,16 @@ async function route() {
   }
 }
 
+function signOut() {
+  for (const key of ['naturali.token', 'naturali.project', 'naturali.role']) sessionStorage.removeItem(key);
+  Object.assign(state, { token: null, project: null, role: null });
+  if (location.hash === '#/') route(); else location.hash = '#/';
+}
+
+document.getElementById('sign-out').addEventListener('click', signOut);
+document.getElementById('switch-project').addEventListener('click', () => {
+  Object.assign(state, { project: null, role: null });
+  sessionStorage.removeItem('naturali.project');
+});
 window.addEventListener('hashchange', () => { showError(''); route(); });
 route();

@@ -1282,6 +1282,50 @@ export type MemoryUpdate = {
 };
 
 /**
+ * Passage
+ *
+ * One passage of a document (a chunk of its current version), in order.
+ */
+export type Passage = {
+    /**
+     * Chunk Id
+     */
+    chunk_id: string;
+    /**
+     * Ordinal
+     */
+    ordinal: number;
+    /**
+     * Page
+     */
+    page: number | null;
+    /**
+     * Content
+     */
+    content: string;
+};
+
+/**
+ * PassageList
+ *
+ * A run of a document's passages: ``start`` is the first's place among all ``total``.
+ */
+export type PassageList = {
+    /**
+     * Data
+     */
+    data: Array<Passage>;
+    /**
+     * Start
+     */
+    start: number;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
  * ProjectCreate
  */
 export type ProjectCreate = {
@@ -2994,6 +3038,65 @@ export type UpdateDocumentResponses = {
 };
 
 export type UpdateDocumentResponse = UpdateDocumentResponses[keyof UpdateDocumentResponses];
+
+export type ListPassagesData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+        /**
+         * Document Id
+         */
+        document_id: string;
+    };
+    query?: {
+        /**
+         * Around
+         *
+         * A chunk id: the passages around it
+         */
+        around?: string | null;
+        /**
+         * Start
+         *
+         * The first passage's place (0-based)
+         */
+        start?: number;
+        /**
+         * Limit
+         */
+        limit?: number;
+    };
+    url: '/v1/projects/{project_id}/documents/{document_id}/passages';
+};
+
+export type ListPassagesErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type ListPassagesError = ListPassagesErrors[keyof ListPassagesErrors];
+
+export type ListPassagesResponses = {
+    /**
+     * Successful Response
+     */
+    200: PassageList;
+};
+
+export type ListPassagesResponse = ListPassagesResponses[keyof ListPassagesResponses];
 
 export type ListStoresData = {
     body?: never;

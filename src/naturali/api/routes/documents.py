@@ -12,7 +12,7 @@ from starlette.datastructures import UploadFile
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.api.errors import from_validation
-from naturali.contracts.resources import Deleted, DocumentList, DocumentOut
+from naturali.contracts.resources import Deleted, DocumentList, DocumentOut, Passage, PassageList
 from naturali.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 from naturali.model import Document
 from naturali.service import validation
@@ -145,6 +145,33 @@ def list_documents(
 @router.get("/{document_id}", response_model=DocumentOut)
 def get_document(project_id: str, document_id: str, user: CurrentUser, svc: Service) -> DocumentOut:
     return DocumentOut.of(svc.documents.get(user, project_id, document_id))
+
+
+@router.get("/{document_id}/passages", response_model=PassageList)
+def list_passages(
+    project_id: str,
+    document_id: str,
+    user: CurrentUser,
+    svc: Service,
+    around: Annotated[
+        str | None, Query(min_length=1, description="A chunk id: the passages around it")
+    ] = None,
+    start: Annotated[int, Query(ge=0, description="The first passage's place (0-based)")] = 0,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> PassageList:
+    """The document's passages in order, from ``start`` or centred on the chunk ``around``
+    (a search hit's ``chunk_id``): a hit read in its context, however long the document."""
+    page = svc.documents.passages(
+        user, project_id, document_id, around=around, start=start, limit=limit
+    )
+    return PassageList(
+        data=[
+            Passage(chunk_id=c.id, ordinal=c.ordinal, page=c.page, content=c.text)
+            for c in page.passages
+        ],
+        start=page.start,
+        total=page.total,
+    )
 
 
 @router.put(
