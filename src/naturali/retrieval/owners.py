@@ -79,16 +79,25 @@ class Owners:
         self._code: dict[str, int] | None = None  # key → code, made when first needed
         keys = self._saved["keys"]
         starts = keys.data[keys.offsets[:-1]] if self._base else np.zeros(0, np.uint8)
-        self.sources: npt.NDArray[np.int8] = (starts == ord("m")).astype(np.int8)
+        # Each owner's source code (1: memory, by its key's "m:"), with room to grow: a cold
+        # load adds half a million owners one by one, and growing by one copied them all each time.
+        self._sources: npt.NDArray[np.int8] = (starts == ord("m")).astype(np.int8)
 
     def __len__(self) -> int:
         return self._base + len(self._keys)
 
+    @property
+    def sources(self) -> npt.NDArray[np.int8]:
+        return self._sources[: len(self)]
+
     def code_of(self, key: str) -> int | None:
         if self._code is None:  # a snapshot's half a million keys: only when first asked
             keys = self._saved["keys"]
-            self._code = {keys[i]: i for i in range(self._base)}
-            self._code.update((k, self._base + i) for i, k in enumerate(self._keys))
+            # Made whole before it is shared: searches ask side by side, and one that saw a
+            # half-made map would miss the owners added since the snapshot.
+            code = {keys[i]: i for i in range(self._base)}
+            code.update((k, self._base + i) for i, k in enumerate(self._keys))
+            self._code = code
         return self._code.get(key)
 
     def add(self, key: str) -> int:
@@ -96,11 +105,12 @@ class Owners:
         code = self.code_of(key)
         if code is None:
             code = len(self)
+            if code == len(self._sources):
+                self._sources = np.resize(self._sources, max(2 * code, 1024))
+            self._sources[code] = 1 if key.startswith("m:") else 0
             self._keys.append(key)
             assert self._code is not None
             self._code[key] = code
-            source = 0 if key.startswith("d:") else 1
-            self.sources = np.concatenate([self.sources, np.array([source], np.int8)])
         return code
 
     def set(self, code: int, attrs: OwnerAttrs) -> None:
