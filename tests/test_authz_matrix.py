@@ -77,6 +77,9 @@ OPERATIONS: dict[tuple[str, str], tuple[str, Body]] = {
         lambda w: {"path": "/authz.md", "content": "x"},
     ),
     ("get", "/v1/projects/{project_id}/documents"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/documents/folders"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/overview"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/ingest_jobs"): ("read", _no_body),
     ("get", "/v1/projects/{project_id}/documents/{document_id}"): ("read", _no_body),
     ("get", "/v1/projects/{project_id}/documents/{document_id}/passages"): ("read", _no_body),
     ("put", "/v1/projects/{project_id}/documents/{document_id}"): (

@@ -149,6 +149,44 @@ class ProjectUsage:
 
 
 @dataclass(frozen=True)
+class Folder:
+    """A folder of document paths (``/a/b/``): how many documents lie under it, at any depth,
+    and their chunks. The folder equal to the prefix asked about holds the documents directly
+    in it."""
+
+    path: str
+    documents: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class IngestJobStatus:
+    """A project's ingestion job as the project page lists it: its document and progress."""
+
+    id: str
+    document_id: str
+    path: str
+    state: str  # queued | running | failed
+    chunks_total: int
+    chunks_done: int
+    error: dict[str, Any] | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """A project's search index on this server (GET …/overview): whether it is in memory,
+    its live rows, the bytes it holds and maps, where its vector leg is answered."""
+
+    loaded: bool
+    budget_bytes: int
+    rows: int = 0
+    memory_bytes: int = 0
+    mapped_bytes: int = 0
+    vector_leg: str = "memory"  # memory | database
+
+
+@dataclass(frozen=True)
 class IngestProgress:
     """Where a document's unfinished (or failed) ingestion job stands."""
 

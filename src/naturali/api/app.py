@@ -28,6 +28,7 @@ from naturali.api.routes import (
     knowledge,
     memories,
     mutations,
+    overview,
     projects,
     records,
     tokens,
@@ -61,7 +62,19 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
     )
     app.state.naturali = naturali
     errors.install(app)
-    for module in (projects, tokens, documents, memories, knowledge, records, dates, mutations):
+    # overview before documents: its /documents/folders is not a document id.
+    routers = (
+        overview,
+        projects,
+        tokens,
+        documents,
+        memories,
+        knowledge,
+        records,
+        dates,
+        mutations,
+    )
+    for module in routers:
         app.include_router(module.router)
 
     # Added last is outermost: the log sees every answer, the guard's refusals included, and

@@ -69,18 +69,20 @@ class Projects(Resource):
         usage: dict[str, Any] = self._call("GET", f"/v1/projects/{project_id}/usage")
         return usage
 
+    def overview(self, *, project_id: str) -> dict[str, Any]:
+        """The project at a glance: what it stores, its jobs by state, its memory stores'
+        sizes, the embedding model and the answering server's search index."""
+        overview: dict[str, Any] = self._call("GET", f"/v1/projects/{project_id}/overview")
+        return overview
+
+    def ingest_jobs(self, *, project_id: str) -> builtins.list[dict[str, Any]]:
+        """The project's ingestion jobs queued, running or failed, every page, oldest first."""
+        return self._every_page(f"/v1/projects/{project_id}/ingest_jobs", {})
+
     def audit(self, *, project_id: str, **filters: Any) -> builtins.list[dict[str, Any]]:
         """The project's audit trail, every page (owners); ``since``, ``until``,
         ``operation`` filter it."""
-        out: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            params = _clean({**filters, "cursor": cursor, "limit": 100})
-            page = self._call("GET", f"/v1/projects/{project_id}/audit", params=params)
-            out += page["data"]
-            cursor = page["next_cursor"]
-            if not cursor:
-                return out
+        return self._every_page(f"/v1/projects/{project_id}/audit", _clean(filters))
 
     def list_members(self, *, project_id: str) -> builtins.list[dict[str, Any]]:
         members: list[dict[str, Any]] = self._call("GET", f"/v1/projects/{project_id}/members")[
@@ -185,6 +187,14 @@ class Documents(Resource):
             cursor = page["next_cursor"]
             if not cursor:
                 return out
+
+    def folders(self, *, project_id: str, prefix: str = "/") -> dict[str, Any]:
+        """The folders directly under ``prefix`` with their documents and chunks (every
+        page), and ``documents_here``: those directly in it."""
+        path = f"/v1/projects/{project_id}/documents/folders"
+        first: dict[str, Any] = self._call("GET", path, params={"prefix": prefix, "limit": 1})
+        folders = self._every_page(path, {"prefix": prefix})
+        return {**first, "data": folders, "next_cursor": None}
 
     def passages(
         self,

@@ -18,6 +18,18 @@ class Resource:
     def __init__(self, http: httpx.Client) -> None:
         self._http = http
 
+    def _every_page(self, url: str, params: dict[str, Any]) -> list[Any]:
+        """Every item of a cursor-paged list (``data``, ``next_cursor``), 100 a call."""
+        out: list[Any] = []
+        cursor: str | None = None
+        while True:
+            query = {**params, "limit": 100, **({"cursor": cursor} if cursor else {})}
+            page = self._call("GET", url, params=query)
+            out += page["data"]
+            cursor = page["next_cursor"]
+            if not cursor:
+                return out
+
     def _call(self, method: str, url: str, **kwargs: Any) -> Any:
         try:
             response = self._http.request(method, url, **kwargs)

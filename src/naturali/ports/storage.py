@@ -21,7 +21,9 @@ from naturali.model import (
     Chunk,
     ChunkDraft,
     Document,
+    Folder,
     IngestJob,
+    IngestJobStatus,
     IngestProgress,
     Member,
     Memory,
@@ -254,6 +256,32 @@ class IngestJobStorage(Protocol):
         ...
 
 
+class OverviewStorage(Protocol):
+    """Read-only aggregates for a project's page: its folders, jobs and stores' sizes."""
+
+    def document_folders(
+        self, project_id: str, prefix: str, after: str | None, limit: int
+    ) -> list[Folder]:
+        """The folders directly under ``prefix`` (a path ending in ``/``) by path, after the
+        folder ``after``, with their documents and chunks at any depth; first, when no
+        ``after`` is given and it has any, ``prefix`` itself for the documents directly in it."""
+        ...
+
+    def list_ingest_jobs(
+        self, project_id: str, after: tuple[str, str] | None, limit: int
+    ) -> list[IngestJobStatus]:
+        """The project's unfinished and failed jobs, oldest first, after (created_at, id)."""
+        ...
+
+    def project_ingest_counts(self, project_id: str) -> dict[str, int]:
+        """How many of the project's jobs are queued, running and failed."""
+        ...
+
+    def memory_counts(self, project_id: str) -> dict[str, int]:
+        """Memories in each of the project's stores that has any, by store id."""
+        ...
+
+
 class MemoryStorage(Protocol):
     """Memory stores and the memory index (the vault files are the truth)."""
 
@@ -367,6 +395,7 @@ class Storage(
     AuditStorage,
     MemoryStorage,
     ChunkStorage,
+    OverviewStorage,
     Protocol,
 ):
     """Every aggregate of the catalog, as one backend provides them."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from naturali.model import Chunk, SourceType, tag_pairs
+from naturali.model import Chunk, IndexState, SourceType, tag_pairs
 from naturali.ports.storage import ChunkChanges, Storage
 from naturali.retrieval import snapshot
 from naturali.retrieval.gate import Gate
@@ -298,6 +298,22 @@ class IndexRegistry:
         """Projects whose index is in memory, least recently searched first, with its size."""
         with self._guard:
             return {p: i.memory_bytes() for p, i in self._indexes.items()}
+
+    def state(self, project_id: str) -> IndexState:
+        """How this server holds the project's index now, without loading it: a project
+        not searched since start (or evicted) is loaded by its next search."""
+        with self._guard:
+            index = self._indexes.get(project_id)
+        if index is None:
+            return IndexState(loaded=False, budget_bytes=self._budget)
+        return IndexState(
+            loaded=True,
+            budget_bytes=self._budget,
+            rows=index.n - index.dead,
+            memory_bytes=index.memory_bytes(),
+            mapped_bytes=index.mapped_bytes(),
+            vector_leg="database" if index.stored_vectors is not None else "memory",
+        )
 
     def _owner_attrs(self, project_id: str, added: list[Chunk]) -> dict[str, OwnerAttrs]:
         """The owners of new chunks, re-read (a new version may retag or retitle them)."""

@@ -30,6 +30,7 @@ from naturali.service.indexer import BackgroundIndexer
 from naturali.service.ingestion import IngestionWorker
 from naturali.service.memories import Memories
 from naturali.service.mutations import Mutations
+from naturali.service.overview import Overview
 from naturali.service.projects import Projects, Users
 from naturali.service.query_vectors import QueryVectors
 from naturali.service.quotas import QuotaLimits, Quotas
@@ -116,6 +117,7 @@ class Services:
         self.records = Records(self.storage, self.auth, self.stores)
         self.dates = Dates(self.records)
         self.search = self._search(settings, concurrency)
+        self.overview = Overview(self.storage, self.auth, self.indexes, self.embedder)
 
     def _search(self, settings: Settings, concurrency: Concurrency) -> Search:
         self.indexes = IndexRegistry(

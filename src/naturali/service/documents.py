@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import base64
 import builtins
 import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -31,10 +29,10 @@ from naturali.ports.embedder import Embedder
 from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage, VersionConflict
 from naturali.service import validation
 from naturali.service.auth import Auth
+from naturali.service.cursors import check_limit, decode_cursor, encode_cursor
 from naturali.service.quotas import Quotas
 from naturali.vault.files import atomic_write
 
-MAX_PAGE_SIZE = 100
 # A version of at most this many chunks is embedded in its request (~0.2 s on 2 cores) and
 # answered 201 ready; a larger one is queued (service/ingestion.py) and answered 202.
 INLINE_CHUNKS = 8
@@ -126,17 +124,14 @@ class Documents:
     ) -> DocumentPage:
         """The project's documents by path, a page at a time."""
         self._auth.require(user, project_id, "read")
-        if not 1 <= limit <= MAX_PAGE_SIZE:
-            raise InvalidRequest(
-                f"limit must be between 1 and {MAX_PAGE_SIZE}", code="invalid_limit", param="limit"
-            )
+        check_limit(limit)
         if path_prefix is not None:
             validation.logical_path(path_prefix, "path_prefix", prefix=True)
-        after = _decode_cursor(cursor) if cursor else None
+        after = decode_cursor(cursor) if cursor else None
         rows = self._storage.list_documents(project_id, path_prefix, after, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
-        cursor = _encode_cursor(rows[-1].path) if more else None
+        cursor = encode_cursor(rows[-1].path) if more else None
         return DocumentPage(self._with_status(rows), cursor)
 
     def passages(
@@ -365,18 +360,3 @@ def _filename(name: str) -> str:
     if not name or name in (".", "..") or any(ord(c) < 32 for c in name):
         raise InvalidRequest("invalid filename", code="invalid_filename", param="file")
     return name[:255]
-
-
-def _encode_cursor(path: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"after": path}).encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> str:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        value = json.loads(base64.urlsafe_b64decode(padded.encode()))["after"]
-        if not isinstance(value, str):
-            raise ValueError
-        return value
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InvalidRequest("invalid cursor", code="invalid_cursor", param="cursor") from exc

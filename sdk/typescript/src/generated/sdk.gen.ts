@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CreateDocumentData, CreateDocumentErrors, CreateDocumentResponses, CreateMemoryData, CreateMemoryErrors, CreateMemoryResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateStoreData, CreateStoreErrors, CreateStoreResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeleteDocumentData, DeleteDocumentErrors, DeleteDocumentResponses, DeleteMemoryData, DeleteMemoryErrors, DeleteMemoryResponses, DeleteStoreData, DeleteStoreErrors, DeleteStoreResponses, GetDocumentData, GetDocumentErrors, GetDocumentResponses, GetMemoryData, GetMemoryErrors, GetMemoryResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetStoreData, GetStoreErrors, GetStoreResponses, KnowledgeChronicleDayData, KnowledgeChronicleDayErrors, KnowledgeChronicleDayResponses, KnowledgeChronicleLastSeenData, KnowledgeChronicleLastSeenErrors, KnowledgeChronicleLastSeenResponses, KnowledgeChronicleSinceData, KnowledgeChronicleSinceErrors, KnowledgeChronicleSinceResponses, KnowledgeCorrectData, KnowledgeCorrectErrors, KnowledgeCorrectResponses, KnowledgeGrepData, KnowledgeGrepErrors, KnowledgeGrepResponses, KnowledgeHistoryData, KnowledgeHistoryErrors, KnowledgeHistoryResponses, KnowledgeLookupData, KnowledgeLookupErrors, KnowledgeLookupResponses, KnowledgeMutationData, KnowledgeMutationErrors, KnowledgeMutationResponses, KnowledgeRecordData, KnowledgeRecordErrors, KnowledgeRecordResponses, KnowledgeRecordsData, KnowledgeRecordsErrors, KnowledgeRecordsResponses, KnowledgeResumeData, KnowledgeResumeErrors, KnowledgeResumeResponses, KnowledgeSaveData, KnowledgeSaveErrors, KnowledgeSaveResponses, KnowledgeTimelineData, KnowledgeTimelineErrors, KnowledgeTimelineResponses, KnowledgeWithdrawData, KnowledgeWithdrawErrors, KnowledgeWithdrawResponses, ListDocumentsData, ListDocumentsErrors, ListDocumentsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMemoriesData, ListMemoriesErrors, ListMemoriesResponses, ListPassagesData, ListPassagesErrors, ListPassagesResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListStoresData, ListStoresErrors, ListStoresResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ProjectAuditData, ProjectAuditErrors, ProjectAuditResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, PutMemberData, PutMemberErrors, PutMemberResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchKnowledgeData, SearchKnowledgeErrors, SearchKnowledgeResponses, UpdateDocumentData, UpdateDocumentErrors, UpdateDocumentResponses, UpdateMemoryData, UpdateMemoryErrors, UpdateMemoryResponses, UpdateStoreData, UpdateStoreErrors, UpdateStoreResponses } from './types.gen.js';
+import type { CreateDocumentData, CreateDocumentErrors, CreateDocumentResponses, CreateMemoryData, CreateMemoryErrors, CreateMemoryResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateStoreData, CreateStoreErrors, CreateStoreResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeleteDocumentData, DeleteDocumentErrors, DeleteDocumentResponses, DeleteMemoryData, DeleteMemoryErrors, DeleteMemoryResponses, DeleteStoreData, DeleteStoreErrors, DeleteStoreResponses, DocumentFoldersData, DocumentFoldersErrors, DocumentFoldersResponses, GetDocumentData, GetDocumentErrors, GetDocumentResponses, GetMemoryData, GetMemoryErrors, GetMemoryResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetStoreData, GetStoreErrors, GetStoreResponses, IngestJobsData, IngestJobsErrors, IngestJobsResponses, KnowledgeChronicleDayData, KnowledgeChronicleDayErrors, KnowledgeChronicleDayResponses, KnowledgeChronicleLastSeenData, KnowledgeChronicleLastSeenErrors, KnowledgeChronicleLastSeenResponses, KnowledgeChronicleSinceData, KnowledgeChronicleSinceErrors, KnowledgeChronicleSinceResponses, KnowledgeCorrectData, KnowledgeCorrectErrors, KnowledgeCorrectResponses, KnowledgeGrepData, KnowledgeGrepErrors, KnowledgeGrepResponses, KnowledgeHistoryData, KnowledgeHistoryErrors, KnowledgeHistoryResponses, KnowledgeLookupData, KnowledgeLookupErrors, KnowledgeLookupResponses, KnowledgeMutationData, KnowledgeMutationErrors, KnowledgeMutationResponses, KnowledgeRecordData, KnowledgeRecordErrors, KnowledgeRecordResponses, KnowledgeRecordsData, KnowledgeRecordsErrors, KnowledgeRecordsResponses, KnowledgeResumeData, KnowledgeResumeErrors, KnowledgeResumeResponses, KnowledgeSaveData, KnowledgeSaveErrors, KnowledgeSaveResponses, KnowledgeTimelineData, KnowledgeTimelineErrors, KnowledgeTimelineResponses, KnowledgeWithdrawData, KnowledgeWithdrawErrors, KnowledgeWithdrawResponses, ListDocumentsData, ListDocumentsErrors, ListDocumentsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMemoriesData, ListMemoriesErrors, ListMemoriesResponses, ListPassagesData, ListPassagesErrors, ListPassagesResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListStoresData, ListStoresErrors, ListStoresResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ProjectAuditData, ProjectAuditErrors, ProjectAuditResponses, ProjectOverviewData, ProjectOverviewErrors, ProjectOverviewResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, PutMemberData, PutMemberErrors, PutMemberResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchKnowledgeData, SearchKnowledgeErrors, SearchKnowledgeResponses, UpdateDocumentData, UpdateDocumentErrors, UpdateDocumentResponses, UpdateMemoryData, UpdateMemoryErrors, UpdateMemoryResponses, UpdateStoreData, UpdateStoreErrors, UpdateStoreResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -223,6 +223,47 @@ export class Projects extends HeyApiClient {
     }) {
         super(args);
         Projects.__registry.set(this, args?.key);
+    }
+    
+    /**
+     * Project Overview
+     *
+     * What the project stores, its jobs by state, its memory stores with their memories,
+     * the embedding model, and its search index on the server that answered.
+     */
+    public projectOverview<ThrowOnError extends boolean = false>(options: Options<ProjectOverviewData, ThrowOnError>) {
+        return (options.client ?? this.client).get<ProjectOverviewResponses, ProjectOverviewErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/overview',
+            ...options
+        });
+    }
+    
+    /**
+     * Document Folders
+     *
+     * The folders directly under ``prefix``, by path, each with its documents and chunks at
+     * any depth, and how many documents lie directly in ``prefix``: a tree, a level a call.
+     */
+    public documentFolders<ThrowOnError extends boolean = false>(options: Options<DocumentFoldersData, ThrowOnError>) {
+        return (options.client ?? this.client).get<DocumentFoldersResponses, DocumentFoldersErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/documents/folders',
+            ...options
+        });
+    }
+    
+    /**
+     * Ingest Jobs
+     *
+     * The project's ingestion jobs queued, running or failed, oldest first, with progress.
+     */
+    public ingestJobs<ThrowOnError extends boolean = false>(options: Options<IngestJobsData, ThrowOnError>) {
+        return (options.client ?? this.client).get<IngestJobsResponses, IngestJobsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/ingest_jobs',
+            ...options
+        });
     }
     
     /**

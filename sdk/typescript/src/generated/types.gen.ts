@@ -643,6 +643,54 @@ export type Explanation = {
 };
 
 /**
+ * FolderList
+ */
+export type FolderList = {
+    /**
+     * Prefix
+     */
+    prefix: string;
+    /**
+     * Documents Here
+     *
+     * Documents directly in the prefix.
+     */
+    documents_here: number;
+    /**
+     * Data
+     */
+    data: Array<FolderOut>;
+    /**
+     * Next Cursor
+     */
+    next_cursor: string | null;
+};
+
+/**
+ * FolderOut
+ */
+export type FolderOut = {
+    /**
+     * Path
+     *
+     * The folder, ending with '/'.
+     */
+    path: string;
+    /**
+     * Documents
+     *
+     * Documents under it, at any depth.
+     */
+    documents: number;
+    /**
+     * Chunks
+     *
+     * Their chunks.
+     */
+    chunks: number;
+};
+
+/**
  * Freshness
  */
 export type Freshness = {
@@ -816,6 +864,50 @@ export type HistoryResult = {
 };
 
 /**
+ * IndexOut
+ *
+ * The project's search index on the server that answered (each server holds its own).
+ */
+export type IndexOut = {
+    /**
+     * Loaded
+     *
+     * In this server's memory now; else its next search loads it.
+     */
+    loaded: boolean;
+    /**
+     * Rows
+     *
+     * Live chunks in the index (0 when not loaded).
+     */
+    rows: number;
+    /**
+     * Memory Bytes
+     *
+     * What the index holds in this process's memory.
+     */
+    memory_bytes: number;
+    /**
+     * Mapped Bytes
+     *
+     * What it maps from its snapshot (the page cache's).
+     */
+    mapped_bytes: number;
+    /**
+     * Budget Bytes
+     *
+     * The server's budget for every project's index.
+     */
+    budget_bytes: number;
+    /**
+     * Vector Leg
+     *
+     * Where the vector leg is answered: this server, or PostgreSQL (pgvector).
+     */
+    vector_leg: 'memory' | 'database';
+};
+
+/**
  * IndexState
  */
 export type IndexState = {
@@ -827,6 +919,60 @@ export type IndexState = {
      * Lag
      */
     lag: boolean;
+};
+
+/**
+ * IngestJobList
+ */
+export type IngestJobList = {
+    /**
+     * Data
+     */
+    data: Array<IngestJobOut>;
+    /**
+     * Next Cursor
+     */
+    next_cursor: string | null;
+};
+
+/**
+ * IngestJobOut
+ */
+export type IngestJobOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Document Id
+     */
+    document_id: string;
+    /**
+     * Path
+     */
+    path: string;
+    /**
+     * State
+     */
+    state: 'queued' | 'running' | 'failed';
+    /**
+     * Chunks Total
+     */
+    chunks_total: number;
+    /**
+     * Chunks Done
+     */
+    chunks_done: number;
+    /**
+     * Error
+     */
+    error: {
+        [key: string]: unknown;
+    } | null;
+    /**
+     * Created At
+     */
+    created_at: string;
 };
 
 /**
@@ -1279,6 +1425,56 @@ export type MemoryUpdate = {
      * Title
      */
     title?: string | null;
+};
+
+/**
+ * ModelOut
+ */
+export type ModelOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Dimension
+     */
+    dimension: number;
+};
+
+/**
+ * OverviewOut
+ */
+export type OverviewOut = {
+    /**
+     * Documents
+     */
+    documents: number;
+    /**
+     * Bytes
+     */
+    bytes: number;
+    /**
+     * Chunks
+     */
+    chunks: number;
+    /**
+     * Memories
+     */
+    memories: number;
+    embedding_model: ModelOut;
+    index: IndexOut;
+    /**
+     * Ingestion
+     *
+     * Jobs queued, running and failed.
+     */
+    ingestion: {
+        [key: string]: number;
+    };
+    /**
+     * Memory Stores
+     */
+    memory_stores: Array<StoreCount>;
 };
 
 /**
@@ -1828,6 +2024,24 @@ export type SourceSummary = {
 };
 
 /**
+ * StoreCount
+ */
+export type StoreCount = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Memories
+     */
+    memories: number;
+};
+
+/**
  * TermMatch
  *
  * A whole word of a result's content whose term is one of the query's: its start and
@@ -2262,6 +2476,148 @@ export type WithdrawRequest = {
      */
     expectedHash?: string | null;
 };
+
+export type ProjectOverviewData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project_id}/overview';
+};
+
+export type ProjectOverviewErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type ProjectOverviewError = ProjectOverviewErrors[keyof ProjectOverviewErrors];
+
+export type ProjectOverviewResponses = {
+    /**
+     * Successful Response
+     */
+    200: OverviewOut;
+};
+
+export type ProjectOverviewResponse = ProjectOverviewResponses[keyof ProjectOverviewResponses];
+
+export type DocumentFoldersData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Prefix
+         *
+         * A folder, ending with '/'
+         */
+        prefix?: string;
+        /**
+         * Cursor
+         *
+         * next_cursor of the previous page
+         */
+        cursor?: string | null;
+        /**
+         * Limit
+         */
+        limit?: number;
+    };
+    url: '/v1/projects/{project_id}/documents/folders';
+};
+
+export type DocumentFoldersErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type DocumentFoldersError = DocumentFoldersErrors[keyof DocumentFoldersErrors];
+
+export type DocumentFoldersResponses = {
+    /**
+     * Successful Response
+     */
+    200: FolderList;
+};
+
+export type DocumentFoldersResponse = DocumentFoldersResponses[keyof DocumentFoldersResponses];
+
+export type IngestJobsData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Cursor
+         *
+         * next_cursor of the previous page
+         */
+        cursor?: string | null;
+        /**
+         * Limit
+         */
+        limit?: number;
+    };
+    url: '/v1/projects/{project_id}/ingest_jobs';
+};
+
+export type IngestJobsErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type IngestJobsError = IngestJobsErrors[keyof IngestJobsErrors];
+
+export type IngestJobsResponses = {
+    /**
+     * Successful Response
+     */
+    200: IngestJobList;
+};
+
+export type IngestJobsResponse = IngestJobsResponses[keyof IngestJobsResponses];
 
 export type ListProjectsData = {
     body?: never;

@@ -36,6 +36,7 @@ from naturali.storage import rows as mapping
 from naturali.storage.postgres.audit import PostgresAudit
 from naturali.storage.postgres.connection import Database
 from naturali.storage.postgres.jobs import PostgresIngestJobs
+from naturali.storage.postgres.overview import PostgresOverview
 from naturali.storage.postgres.tokens import PostgresTokens, insert_token
 from naturali.storage.postgres.vectors import PostgresVectorSearch
 from naturali.storage.postgres.writes import (
@@ -83,7 +84,7 @@ def _user(row: dict[str, Any] | None) -> User | None:
     return User(row["id"], row["name"], row["created_at"]) if row else None
 
 
-class PostgresStorage(PostgresIngestJobs, PostgresTokens, PostgresAudit):
+class PostgresStorage(PostgresIngestJobs, PostgresOverview, PostgresTokens, PostgresAudit):
     def __init__(self, url: str) -> None:
         self.db = Database(url)
 
