@@ -174,6 +174,9 @@ def test_grep_a_record_see_its_span_then_withdraw_it(page: Page, server: Server)
     _sign_in(page, server)
     page.get_by_role("link", name="Memory").click()
     page.locator("#f-store").select_option(store["id"])
+    # Pickers: the store's record types and its records' ids, offered, not typed.
+    expect(page.locator('#type-options option[value="fact"]')).to_have_count(1)
+    expect(page.locator('#record-options option[value="clm_dock"]')).to_have_count(1)
     page.get_by_label("Keywords").fill("loading dock")
     page.get_by_role("button", name="Grep").click()
     hit = page.locator("#records article.hit").first
@@ -204,9 +207,13 @@ def test_chronicle_a_week_in_berlin(page: Page, server: Server) -> None:
         type="event",
         occurred_at="2026-03-01T23:30:00Z",
     )  # Monday 00:30 in Berlin
+    write(vault, "per_ann", "Ann is a person.", kind="page", type="person", title="Ann")
     _sign_in(page, server)
     page.get_by_role("link", name="Time").click()
     page.locator("#f-time-store").select_option(store["id"])
+    # The entity picker offers the store's pages; kinds its records' types.
+    expect(page.locator('#entity-options option[value="per_ann"]')).to_have_count(1)
+    expect(page.locator('#kind-options option[value="event"]')).to_have_count(1)
     page.get_by_label("Date", exact=True).fill("2026-03-04")
     page.get_by_label("Time zone (IANA)").fill("Europe/Berlin")
     page.get_by_label("Its Monday–Sunday week").check()
@@ -315,14 +322,21 @@ def test_highlighting_marks_whole_query_tokens_only(page: Page, server: Server) 
     expect(marks).to_have_text(["Refunds", "take"])  # not "the", nor the "the" in "other"
 
 
-def test_a_hit_deep_in_a_long_document_is_shown_marked_and_in_view(
-    page: Page, server: Server
-) -> None:
-    path = f"/manuals/long-{page.size_name}.md"  # type: ignore[attr-defined]
-    sections = [f"## Step {n}\n\nTurn valve {n} a quarter clockwise." for n in range(400)]
-    sections[333] = "## Step 333\n\nThe boiler's pressure relief valve is tested each spring."
+@pytest.fixture(scope="module")
+def long_document(server: Server) -> str:
+    """A document of 2,000 passages (one per section), made once for both widths: its path."""
+    path = "/manuals/long.md"
+    sections = [f"## Step {n}\n\nTurn valve {n} a quarter clockwise." for n in range(2000)]
+    sections[1333] = "## Step 1333\n\nThe boiler's pressure relief valve is tested each spring."
     document = _post_doc(server, path, "# Long manual\n\n" + "\n\n".join(sections))
-    assert int(document["chunk_count"]) > 300  # type: ignore[call-overload]
+    assert int(document["chunk_count"]) >= 2000  # type: ignore[call-overload]
+    return path
+
+
+def test_a_hit_deep_in_a_long_document_is_shown_marked_and_in_view(
+    page: Page, server: Server, long_document: str
+) -> None:
+    path = long_document
     _sign_in(page, server)
     _search(page, "when is the pressure relief valve tested", paths=path)
     page.locator("article.hit").first.locator("a.hit-link").click()
@@ -394,3 +408,69 @@ def test_no_serious_accessibility_violation(page: Page, server: Server) -> None:
         for name, r in screens.items()
     }
     assert serious == {name: [] for name in screens}
+
+
+def _api(server: Server, method: str, path: str, **kwargs: object) -> dict[str, object]:
+    r = httpx.request(
+        method,
+        f"{server.base_url}/v1/projects/{server.demo_project}{path}",
+        headers={"Authorization": f"Bearer {server.token}"},
+        **kwargs,  # type: ignore[arg-type]
+    )
+    r.raise_for_status()
+    return dict(r.json())
+
+
+def test_the_project_page_shows_the_project_at_a_glance(page: Page, server: Server) -> None:
+    size = page.size_name  # type: ignore[attr-defined]
+    for i in range(55):  # more folders than a page of the tree holds (50)
+        _post_doc(server, f"/tree-{size}/f{i:02d}/doc.md", f"# Folder {i}\n\nNotes {i}.")
+    _post_doc(server, f"/tree-{size}/f00/deeper/more.md", "# Deeper\n\nMore notes.")
+    store = _api(server, "POST", "/memory_stores", json={"name": f"glance-{size}"})
+    for text in ("The agent prefers short answers.", "The agent works in Lyon."):
+        _api(server, "POST", f"/memory_stores/{store['id']}/memories", json={"content": text})
+    overview = _api(server, "GET", "/overview")
+    _sign_in(page, server)
+    page.get_by_role("link", name="Project", exact=True).click()
+    facts = page.locator("table.facts")
+    expect(facts.locator("tr", has_text="Documents")).to_contain_text(str(overview["documents"]))
+    model = overview["embedding_model"]
+    expect(facts.locator("tr", has_text="Embedding model")).to_contain_text(model["id"])  # type: ignore[index]
+    expect(facts.locator("tr", has_text="Search index")).to_contain_text("loaded on this server")
+    tree = page.locator(".tree")
+    folder = tree.locator(f'li[data-path="/tree-{size}/"]')
+    expect(folder).to_contain_text("56 document(s)")
+    folder.locator("summary").first.click()
+    inner = folder.locator("li[data-path]")
+    expect(inner).to_have_count(50)  # a page of the level, then More
+    folder.get_by_role("button", name="More").click()
+    expect(inner).to_have_count(55)
+    first = folder.locator(f'li[data-path="/tree-{size}/f00/"]')
+    expect(first).to_contain_text("2 document(s) · 2 chunk(s)")
+    first.locator("summary").first.click()
+    expect(first.get_by_role("link", name=f"1 document(s) in /tree-{size}/f00/")).to_be_visible()
+    row = page.locator("tr", has=page.get_by_role("link", name=f"glance-{size}"))
+    expect(row.locator("td").nth(1)).to_have_text("2")
+    jobs = _api(server, "GET", "/ingest_jobs")["data"]
+    rows = page.locator("table", has=page.get_by_role("columnheader", name="Queued at"))
+    expect(rows.locator("tbody tr")).to_have_count(len(jobs))  # type: ignore[arg-type]
+    _shot(page, "project")
+    first.get_by_role("link", name=f"1 document(s) in /tree-{size}/f00/").click()
+    expect(page.get_by_label("Path prefix")).to_have_value(f"/tree-{size}/f00/")
+    expect(page.get_by_role("link", name=f"/tree-{size}/f00/doc.md")).to_be_visible()
+
+
+def test_pickers_offer_the_projects_folders_and_stores(page: Page, server: Server) -> None:
+    size = page.size_name  # type: ignore[attr-defined]
+    _post_doc(server, f"/picked-{size}/note.md", "# Picked\n\nThe picker found this note.")
+    store = _api(server, "POST", "/memory_stores", json={"name": f"picked-{size}"})
+    _api(server, "POST", f"/memory_stores/{store['id']}/memories", json={"content": "Picked."})
+    _sign_in(page, server)
+    _filters(page)
+    expect(page.locator(f'#folder-options option[value="/picked-{size}/"]')).to_have_count(1)
+    page.get_by_label(f"picked-{size}", exact=True).check()
+    page.get_by_label("Query (empty: fetch mode)").fill("picked")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator("article.hit").first).to_be_visible()
+    raw = json.loads(str(page.locator("#raw-request").text_content()).split("\n", 1)[1])
+    assert raw["memory_store_ids"] == [store["id"]]

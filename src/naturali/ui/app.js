@@ -174,6 +174,10 @@ function remember(query) {
 function searchPage() {
   const narrow = window.matchMedia('(max-width: 700px)').matches;
   const slot = errorSlot();
+  // The memory stores to search, ticked from the project's (none ticked: every store).
+  const stores = h('fieldset', { class: 'stores' }, h('legend', {}, 'Memory stores (none ticked: all)'));
+  api('GET', `${project()}/memory_stores`).then((got) => stores.append(...got.data.map((st) =>
+    h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'memory_store_ids', value: st.id }), st.name))), () => null);
   // novalidate: the API's own limits and message are the ones shown, under the form.
   const form = h('form', { class: 'panel', 'aria-label': 'Search', novalidate: true, onsubmit: (event) => { event.preventDefault(); run(); } },
     h('div', { class: 'query-row' },
@@ -185,12 +189,13 @@ function searchPage() {
       h('div', { class: 'fields' },
         field('Limit', input('limit', { type: 'number', min: 1, max: 100, value: 10 })),
         field('Min similarity', input('min_similarity', { type: 'number', step: '0.05', min: 0, max: 1 })),
-        field('Document paths (prefixes)', input('document_paths', { placeholder: '/handbook/, /faq/' })),
-        field('Document ids', input('document_ids')),
-        field('Memory store ids', input('memory_store_ids')),
-        field('Tags (key=value, …)', input('tags')),
+        field('Document paths (prefixes)', input('document_paths', { placeholder: '/handbook/, /faq/', list: 'folder-options' })),
+        field('Document ids', input('document_ids', { list: 'document-options' })),
+        field('Tags (key=value, …)', input('tags', { list: 'tag-options' })),
+        stores,
         h('label', { class: 'check' }, input('include_documents', { type: 'checkbox', checked: true }), 'Documents'),
         h('label', { class: 'check' }, input('include_memories', { type: 'checkbox', checked: true }), 'Memories'))),
+    picker('folder-options', folderOptions), picker('document-options', documentOptions), picker('tag-options', tagOptions),
     slot);
   const results = h('div', { id: 'results', onkeydown: stepThroughResults });
   fill(main, h('h1', {}, 'Search'), form, results);
@@ -215,9 +220,11 @@ function searchBody(v, form) {
   const body = { limit: Number(v.limit || 10), explain: true };
   if (v.query.trim()) body.query = v.query.trim();
   if (v.min_similarity !== '') body.min_similarity = Number(v.min_similarity);
-  for (const key of ['document_paths', 'document_ids', 'memory_store_ids']) {
+  for (const key of ['document_paths', 'document_ids']) {
     if (list(v[key] ?? '').length) body[key] = list(v[key]);
   }
+  const stores = [...form.querySelectorAll('input[name=memory_store_ids]:checked')].map((box) => box.value);
+  if (stores.length) body.memory_store_ids = stores;
   if (list(v.tags ?? '').length) {
     body.tags = Object.fromEntries(list(v.tags).map((pair) => pair.split('=').map((s) => s.trim())));
   }
@@ -305,13 +312,135 @@ function why(e, bm25Top) {
       h('span', {}, `matched terms: ${terms.length ? terms.join(', ') : 'none'}`)));
 }
 
+// --- the project at a glance ------------------------------------------------------------------
+const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+async function projectPage() {
+  const o = await guarded(() => api('GET', `${project()}/overview`));
+  if (!o) return;
+  const ix = o.index;
+  const facts = [
+    ['Documents', `${o.documents} (${mib(o.bytes)})`], ['Chunks', o.chunks], ['Memories', o.memories],
+    ['Embedding model', `${o.embedding_model.id} (${o.embedding_model.dimension} dimensions)`],
+    ['Search index', ix.loaded ? `loaded on this server: ${ix.rows} rows, ${mib(ix.memory_bytes)} held, ${mib(ix.mapped_bytes)} mapped`
+      : 'not loaded on this server (its next search loads it)'],
+    ['Vector leg', ix.loaded ? (ix.vector_leg === 'database' ? 'PostgreSQL (pgvector)' : 'this server') : '—'],
+    ['Index budget', `${mib(ix.budget_bytes)} for every project on this server`],
+    ['Ingestion', `${o.ingestion.queued} queued · ${o.ingestion.running} running · ${o.ingestion.failed} failed`],
+  ];
+  const jobs = h('tbody');
+  const stores = h('tbody');
+  fill(main, h('h1', {}, 'Project'),
+    h('table', { class: 'facts' }, h('tbody', {}, facts.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))),
+    h('h2', {}, 'Documents by path'), h('div', { class: 'panel tree' }, folderLevel('/')),
+    h('h2', {}, 'Ingestion jobs'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Document', 'State', 'Progress', 'Queued at'].map((t) => h('th', {}, t)))), jobs),
+    pager(jobs, (cursor) => api('GET', `${project()}/ingest_jobs?${new URLSearchParams({ limit: 20, ...(cursor ? { cursor } : {}) })}`), jobRow, 'No job waiting or failed.'),
+    h('h2', {}, 'Memory stores'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Store', 'Memories', 'Records', 'Id'].map((t) => h('th', {}, t)))), stores),
+    pager(stores, pagesOf(o.memory_stores, 20), storeRow, 'No memory store yet.'));
+}
+
+// A list loaded a page at a time: ``load(cursor)`` answers {data, next_cursor}; "More" asks on.
+function pager(body, load, row, none) {
+  const more = h('button', { type: 'button', class: 'secondary', hidden: true, onclick: () => next() }, 'More');
+  const empty = h('p', { class: 'status', hidden: true }, none);
+  let cursor = null;
+  async function next() {
+    const page = await guarded(() => load(cursor));
+    if (!page) return;
+    body.append(...page.data.map(row));
+    cursor = page.next_cursor;
+    more.hidden = !cursor;
+    empty.hidden = [...body.children].some((child) => !child.hidden);
+  }
+  next();
+  return h('div', { class: 'actions' }, empty, more);
+}
+
+// A list already at hand, served as pages (a cursor is the next page's start).
+const pagesOf = (items, size) => async (cursor) => {
+  const start = Number(cursor ?? 0);
+  return { data: items.slice(start, start + size), next_cursor: start + size < items.length ? String(start + size) : null };
+};
+
+function jobRow(j) {
+  const progress = h('progress', { max: j.chunks_total || 1, value: j.chunks_done, 'aria-label': `${j.path}: ${j.chunks_done} of ${j.chunks_total}` });
+  return h('tr', {}, h('td', {}, h('a', { href: `#/document/${j.document_id}` }, j.path || j.document_id)),
+    h('td', { class: `status-${j.state === 'failed' ? 'failed' : 'processing'}`, title: j.error?.message ?? '' }, j.state, j.error ? `: ${j.error.message}` : ''),
+    h('td', {}, progress, ` ${j.chunks_done}/${j.chunks_total}`), h('td', {}, j.created_at));
+}
+
+function storeRow(s) {
+  const records = h('td', {}, '…');
+  api('POST', `${project()}/memory_stores/${s.id}/knowledge/records`, { limit: 1 })
+    .then((r) => { records.textContent = r.total; }, () => { records.textContent = '—'; });
+  return h('tr', {}, h('td', {}, h('a', { href: `#/memory/${s.id}` }, s.name)), h('td', {}, s.memories), records, h('td', {}, s.id));
+}
+
+// One level of the path tree: its folders (opened on demand, a level a call) with their
+// counts, and the documents directly in it, listed on the documents page.
+function folderLevel(prefix) {
+  const list = h('ul', { class: 'folders' });
+  const url = (cursor) => `${project()}/documents/folders?${new URLSearchParams({ prefix, limit: 50, ...(cursor ? { cursor } : {}) })}`;
+  const here = h('li', { class: 'here', hidden: true });
+  list.append(here);
+  const actions = pager(list, async (cursor) => {
+    const page = await api('GET', url(cursor));
+    if (!cursor && page.documents_here) {
+      fill(here, h('a', { href: `#/documents?prefix=${encodeURIComponent(prefix)}` }, `${page.documents_here} document(s) in ${prefix}`));
+      here.hidden = false;
+    }
+    return page;
+  }, folderRow, 'No documents here.');
+  return h('div', {}, list, actions);
+}
+
+function folderRow(f) {
+  const name = f.path.slice(f.path.slice(0, -1).lastIndexOf('/') + 1);
+  const details = h('details', { ontoggle: () => {
+    if (details.open && details.children.length === 1) details.append(folderLevel(f.path));
+  } }, h('summary', {}, h('span', { class: 'folder-name' }, name), h('span', { class: 'meta' }, ` ${f.documents} document(s) · ${f.chunks} chunk(s)`)));
+  return h('li', { 'data-path': f.path }, details);
+}
+
+// Pickers: a datalist filled from the project, so an id or a path is chosen, not typed. A
+// picker that cannot load leaves its field free to type in, and says nothing over the page.
+function picker(id, load) {
+  const list = h('datalist', { id });
+  load().then((options) => fill(list, options.map(([value, label]) => h('option', { value }, label))), () => null);
+  return list;
+}
+
+const folderOptions = async () => {
+  const top = await api('GET', `${project()}/documents/folders?limit=100`);
+  return top.data.map((f) => [f.path, `${f.documents} document(s)`]);
+};
+
+async function documentOptions() {
+  const page = await api('GET', `${project()}/documents?limit=100`);
+  return page.data.map((d) => [d.id, d.path]);
+}
+
+async function tagOptions() {
+  const page = await api('GET', `${project()}/documents?limit=100`);
+  const pairs = new Set(page.data.flatMap((d) => Object.entries(d.tags).map(([k, v]) => `${k}=${v}`)));
+  return [...pairs].sort().map((t) => [t, 'document tag']);
+}
+
+async function recordOptions(storeId, pick) {
+  const data = await api('POST', `${project()}/memory_stores/${storeId}/knowledge/records`, { limit: 500 });
+  return pick(data.records);
+}
+
 // --- documents -------------------------------------------------------------------------------
-function documentsPage() {
+function documentsPage(prefix) {
   let cursor = null;
   const rows = h('tbody');
   const more = h('button', { class: 'secondary', type: 'button', hidden: true, onclick: () => load(false) }, 'More');
   const filter = h('form', { class: 'panel', onsubmit: (event) => { event.preventDefault(); load(true); } },
-    h('div', { class: 'fields' }, field('Path prefix', input('path_prefix', { placeholder: '/handbook/' }))),
+    h('div', { class: 'fields' }, field('Path prefix', input('path_prefix', { placeholder: '/handbook/', list: 'folder-options', value: prefix ?? undefined }))),
+    picker('folder-options', folderOptions),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'List')));
   fill(main, h('h1', {}, 'Documents'), canWrite() ? uploader(() => load(true)) : null, filter,
     h('table', {}, h('thead', {}, h('tr', {}, ['Path', 'Title', 'Status', 'Version', 'Chunks', 'Pages', ''].map((t) => h('th', {}, t)))), rows),
@@ -454,10 +583,10 @@ async function documentPage(id, page, chunk) {
 async function memoryPage(storeId) {
   const stores = await guarded(() => api('GET', `${project()}/memory_stores`));
   if (!stores) return;
-  const picker = h('select', { id: 'f-store', onchange: () => { location.hash = `#/memory/${picker.value}`; } },
+  const chooser = h('select', { id: 'f-store', onchange: () => { location.hash = `#/memory/${chooser.value}`; } },
     h('option', { value: '' }, '— choose a store —'),
     stores.data.map((s) => h('option', { value: s.id, selected: s.id === storeId }, s.name)));
-  fill(main, h('h1', {}, 'Memory'), h('div', { class: 'panel' }, field('Memory store', picker)));
+  fill(main, h('h1', {}, 'Memory'), h('div', { class: 'panel' }, field('Memory store', chooser)));
   if (!storeId) return;
   const base = `${project()}/memory_stores/${storeId}/knowledge`;
   const out = h('div', { id: 'records' });
@@ -473,7 +602,9 @@ async function memoryPage(storeId) {
   h('div', { class: 'fields' }, field('Keywords', input('query', { required: true })),
     field('Mode', h('select', { name: 'mode' }, ['all', 'any', 'phrase'].map((m) => h('option', {}, m)))),
     field('Kind', h('select', { name: 'kind' }, ['', 'page', 'claim', 'relationship'].map((m) => h('option', { value: m }, m || 'any')))),
-    field('Type', input('type')), field('Tag', input('tag')),
+    field('Type', input('type', { list: 'type-options' })), field('Tag', input('tag', { list: 'record-tag-options' })),
+    picker('type-options', () => recordOptions(storeId, (rows) => [...new Set(rows.map((r) => r.type))].map((t) => [t, 'type']))),
+    picker('record-tag-options', () => recordOptions(storeId, (rows) => [...new Set(rows.flatMap((r) => r.tags))].map((t) => [t, 'tag']))),
     field('Lifecycle', h('select', { name: 'lifecycle' }, ['active', 'superseded', 'all'].map((m) => h('option', {}, m))))),
   h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Grep')));
   const lookup = h('form', { class: 'panel', onsubmit: async (event) => {
@@ -481,7 +612,8 @@ async function memoryPage(storeId) {
     const data = await guarded(() => api('POST', `${base}/lookup`, { query: values(lookup).query }));
     if (data) fill(out, h('p', { class: 'status' }, `lookup: ${data.status}`), recordHits(data, storeId, ''));
   } },
-  h('h2', {}, 'Lookup'), h('div', { class: 'fields' }, field('Id, title or alias', input('query', { required: true }))),
+  h('h2', {}, 'Lookup'), h('div', { class: 'fields' }, field('Id, title or alias', input('query', { required: true, list: 'record-options' }))),
+  picker('record-options', () => recordOptions(storeId, (rows) => rows.map((r) => [r.id, r.title]))),
   h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Look up')));
   main.append(h('div', { class: 'cols' }, grep, lookup), canWrite() ? saveForm(base, storeId) : null, out);
 }
@@ -591,7 +723,7 @@ async function timePage() {
   const clean = (v) => Object.fromEntries(Object.entries(v).filter(([, x]) => x !== '' && x !== undefined));
   const timeline = h('form', { class: 'panel', onsubmit: (e) => { e.preventDefault(); const v = values(timeline);
     post('/timeline', clean({ entity: v.entity, kind: v.kind, since: v.since, until: v.until, group: timeline.elements.group.checked ? 'source' : undefined })); } },
-  h('h2', {}, 'Timeline'), h('div', { class: 'fields' }, field('Entity', input('entity')), field('Kind (record type)', input('kind')),
+  h('h2', {}, 'Timeline'), h('div', { class: 'fields' }, field('Entity', input('entity', { list: 'entity-options' })), field('Kind (record type)', input('kind', { list: 'kind-options' })),
     field('Since', input('since', { placeholder: '2026-01-01' })), field('Until', input('until')),
     h('label', { class: 'check' }, input('group', { type: 'checkbox' }), 'One row per source')),
   h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Timeline')));
@@ -602,13 +734,20 @@ async function timePage() {
     h('label', { class: 'check' }, input('week', { type: 'checkbox' }), 'Its Monday–Sunday week')),
   h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Chronicle')));
   const since = h('form', { class: 'panel', onsubmit: (e) => { e.preventDefault(); post('/chronicle/since', clean(values(since))); } },
-    h('h2', {}, 'Since'), h('div', { class: 'fields' }, field('Since', input('since', { required: true })), field('Until', input('until')), field('Entity', input('entity'))),
+    h('h2', {}, 'Since'), h('div', { class: 'fields' }, field('Since', input('since', { required: true })), field('Until', input('until')), field('Entity', input('entity', { list: 'entity-options' }))),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Since')));
   const seen = h('form', { class: 'panel', onsubmit: (e) => { e.preventDefault(); post('/chronicle/last_seen', clean(values(seen))); } },
-    h('h2', {}, 'Last seen'), h('div', { class: 'fields' }, field('Entity', input('entity', { required: true })), field('On or before', input('occurredOnOrBefore'))),
+    h('h2', {}, 'Last seen'), h('div', { class: 'fields' }, field('Entity', input('entity', { required: true, list: 'entity-options' })), field('On or before', input('occurredOnOrBefore'))),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Last seen')));
+  // Entities are the store's pages (their ids), kinds its records' types; refilled per store.
+  const options = h('div', {});
+  const pick = () => fill(options,
+    picker('entity-options', () => recordOptions(store.value, (rows) => rows.filter((r) => r.kind === 'page').map((r) => [r.id, r.title]))),
+    picker('kind-options', () => recordOptions(store.value, (rows) => [...new Set(rows.map((r) => r.type))].map((t) => [t, 'type']))));
+  store.addEventListener('change', pick);
+  if (store.value) pick();
   fill(main, h('h1', {}, 'Time'), h('div', { class: 'panel' }, field('Memory store', store)),
-    h('div', { class: 'cols' }, timeline, day, since, seen), out);
+    h('div', { class: 'cols' }, timeline, day, since, seen), options, out);
 }
 
 // --- routing ---------------------------------------------------------------------------------
@@ -631,7 +770,8 @@ async function route() {
   const page = Number(params.get('page')) || null;
   switch (parts[0]) {
     case 'search': return searchPage();
-    case 'documents': return documentsPage();
+    case 'project': return projectPage();
+    case 'documents': return documentsPage(params.get('prefix'));
     case 'document': return documentPage(parts[1], page, params.get('chunk'));
     case 'memory': return memoryPage(parts[1]);
     case 'record': return recordPage(parts[1], decodeURIComponent(parts[2]));
