@@ -192,6 +192,19 @@ def test_grep_a_record_see_its_span_then_withdraw_it(page: Page, server: Server)
     page.get_by_role("button", name="Grep").click()
     expect(page.get_by_text("0 match(es)")).to_be_visible()
     expect(page.locator("#records article.hit")).to_have_count(0)
+    for n in range(25):  # more than a page of grep (20)
+        write(
+            vault,
+            f"clm_parcel_{n:02d}",
+            f"Parcel {n} waits at the front desk.\n",
+            title=f"Parcel {n}",
+        )
+    page.get_by_label("Keywords").fill("parcel front desk")
+    page.get_by_role("button", name="Grep").click()
+    expect(page.locator("#records article.hit")).to_have_count(20)
+    page.locator("#records").get_by_role("button", name="More").click()
+    expect(page.locator("#records article.hit")).to_have_count(25)
+    expect(page.locator("#records").get_by_role("button", name="More")).to_be_hidden()
 
 
 def test_chronicle_a_week_in_berlin(page: Page, server: Server) -> None:

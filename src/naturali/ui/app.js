@@ -595,8 +595,12 @@ async function memoryPage(storeId) {
     const v = values(grep);
     const body = { query: v.query, mode: v.mode, lifecycle: v.lifecycle };
     for (const key of ['kind', 'type', 'tag']) if (v[key]) body[key] = v[key];
-    const data = await guarded(() => api('POST', `${base}/grep`, body));
-    if (data) fill(out, recordHits(data, storeId, body.query));
+    const ask = (b) => api('POST', `${base}/grep`, b);
+    const data = await guarded(() => ask(body));
+    if (data) {
+      fill(out, recordHits(data, storeId, body.query),
+        offsetPager(body, data, ask, (page) => page.hits.map((hit) => recordHit(hit, storeId, body.query))));
+    }
   } },
   h('h2', {}, 'Grep'),
   h('div', { class: 'fields' }, field('Keywords', input('query', { required: true })),
@@ -627,7 +631,11 @@ function recordHits(data, storeId, query) {
       data.freshness ? `scanned ${data.freshness.scannedAt}${data.freshness.indexedAt ? `, indexed ${data.freshness.indexedAt}` : ''}` : ''),
     coverage.complete ? null : h('div', { class: 'panel' }, h('strong', {}, 'Invalid files (not searched):'),
       h('ul', {}, coverage.issues.map((i) => h('li', {}, `${i.path}: ${i.message}`)))),
-    data.hits.map((hit) => h('article', { class: 'hit' },
+    data.hits.map((hit) => recordHit(hit, storeId, query)));
+}
+
+function recordHit(hit, storeId, query) {
+  return h('article', { class: 'hit' },
       h('h3', {}, h('a', { href: `#/record/${storeId}/${encodeURIComponent(hit.id)}` }, hit.title)),
       h('div', { class: 'meta' }, h('span', {}, `${hit.kind}/${hit.type}`), h('span', {}, hit.id),
         h('span', {}, hit.lifecycle), hit.score !== null ? h('span', {}, `BM25 ${hit.score.toFixed(3)}`) : null,
@@ -637,7 +645,21 @@ function recordHits(data, storeId, query) {
       hit.evidence.length ? h('div', { class: 'meta' }, 'evidence: ', hit.evidence.map((e) =>
         h('span', {}, `${e.source}${e.page ? ` p.${e.page}` : ''}${e.line ? ` l.${e.line}` : ''}${e.quote ? ` “${e.quote}”` : ''}`))) : null,
       h('div', { class: 'meta' }, `cite ${hit.citation.path} r${hit.citation.revision} sha256 ${hit.citation.sha256.slice(0, 12)}…`),
-      hit.tags.length ? h('div', {}, hit.tags.map((t) => h('span', { class: 'tag' }, t))) : null)));
+      hit.tags.length ? h('div', {}, hit.tags.map((t) => h('span', { class: 'tag' }, t))) : null);
+}
+
+// "More" for a records or dates answer paged by offset: the same request from ``nextOffset``
+// with the first page's ``snapshot`` (a store changed since answers 409, shown as any error).
+function offsetPager(body, first, ask, render) {
+  let last = first;
+  const more = h('button', { type: 'button', class: 'secondary', hidden: !first.nextOffset, onclick: async () => {
+    const page = await guarded(() => ask({ ...body, offset: last.nextOffset, snapshot: first.snapshot }));
+    if (!page) return;
+    more.parentElement.before(...render(page));
+    last = page;
+    more.hidden = !page.nextOffset;
+  } }, 'More');
+  return h('div', { class: 'actions' }, more);
 }
 
 function saveForm(base, storeId) {
@@ -712,14 +734,19 @@ async function timePage() {
   const store = h('select', { name: 'store', id: 'f-time-store' }, stores.data.map((s) => h('option', { value: s.id }, s.name)));
   const out = h('div', { id: 'rows' });
   const base = () => `${project()}/memory_stores/${store.value}/knowledge`;
-  const show = (data) => fill(out, 
+  const row = (r) => h('article', { class: 'hit' },
+    h('div', { class: 'meta' }, h('span', {}, r.date.local ?? r.date.value), h('span', {}, `${r.kind}/${r.type}`), h('span', {}, r.id),
+      r.source ? h('span', {}, `source ${r.source.title}`) : null),
+    h('h3', {}, r.title), h('div', {}, r.summary));
+  const show = (data, body, ask) => fill(out,
     h('p', { class: 'status' }, data.rows ? `${data.total ?? '?'} row(s)${data.from ? ` from ${data.from} to ${data.to} (${data.timeZone})` : ''}` : ''),
-    (data.rows ?? (data.lastSeen ? [data.lastSeen] : [])).map((r) => h('article', { class: 'hit' },
-      h('div', { class: 'meta' }, h('span', {}, r.date.local ?? r.date.value), h('span', {}, `${r.kind}/${r.type}`), h('span', {}, r.id),
-        r.source ? h('span', {}, `source ${r.source.title}`) : null),
-      h('h3', {}, r.title), h('div', {}, r.summary))),
-    data.found === false ? h('p', {}, 'not seen') : null);
-  const post = (path, body) => guarded(async () => show(await api('POST', `${base()}${path}`, body)));
+    (data.rows ?? (data.lastSeen ? [data.lastSeen] : [])).map(row),
+    data.found === false ? h('p', {}, 'not seen') : null,
+    data.rows ? offsetPager(body, data, ask, (page) => page.rows.map(row)) : null);
+  const post = (path, body) => guarded(async () => {
+    const ask = (b) => api('POST', `${base()}${path}`, b);
+    show(await ask(body), body, ask);
+  });
   const clean = (v) => Object.fromEntries(Object.entries(v).filter(([, x]) => x !== '' && x !== undefined));
   const timeline = h('form', { class: 'panel', onsubmit: (e) => { e.preventDefault(); const v = values(timeline);
     post('/timeline', clean({ entity: v.entity, kind: v.kind, since: v.since, until: v.until, group: timeline.elements.group.checked ? 'source' : undefined })); } },
