@@ -464,6 +464,7 @@ def test_the_project_page_shows_the_project_at_a_glance(page: Page, server: Serv
     expect(first.get_by_role("link", name=f"1 document(s) in /tree-{size}/f00/")).to_be_visible()
     row = page.locator("tr", has=page.get_by_role("link", name=f"glance-{size}"))
     expect(row.locator("td").nth(1)).to_have_text("2")
+    expect(row.locator("td").nth(2)).to_have_text("2, every file read")
     jobs = _api(server, "GET", "/ingest_jobs")["data"]
     rows = page.locator("table", has=page.get_by_role("columnheader", name="Queued at"))
     expect(rows.locator("tbody tr")).to_have_count(len(jobs))  # type: ignore[arg-type]

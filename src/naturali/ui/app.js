@@ -374,7 +374,10 @@ function jobRow(j) {
 function storeRow(s) {
   const records = h('td', {}, '…');
   api('POST', `${project()}/memory_stores/${s.id}/knowledge/records`, { limit: 1 })
-    .then((r) => { records.textContent = r.total; }, () => { records.textContent = '—'; });
+    .then((r) => {
+      // Coverage: a vault file that could not be read is said, never silently left out.
+      records.textContent = r.coverage.complete ? `${r.total}, every file read` : `${r.total}, ${r.coverage.issues.length} file(s) not read`;
+    }, () => { records.textContent = '—'; });
   return h('tr', {}, h('td', {}, h('a', { href: `#/memory/${s.id}` }, s.name)), h('td', {}, s.memories), records, h('td', {}, s.id));
 }
 
