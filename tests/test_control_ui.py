@@ -412,6 +412,10 @@ def test_no_serious_accessibility_violation(page: Page, server: Server) -> None:
     page.locator("article.hit").first.locator("a.hit-link").click()
     expect(page.locator(".hit-focus")).to_be_visible()
     screens["document"] = axe.run(page)
+    page.get_by_role("link", name="Project", exact=True).click()
+    expect(page.locator("table.facts")).to_be_visible()
+    expect(page.locator(".tree li[data-path]").first).to_be_visible()
+    screens["project"] = axe.run(page)
     serious = {
         name: [
             (v["id"], v["help"])
