@@ -4,6 +4,7 @@ by column name: ``sqlite3.Row`` or a psycopg dict row)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, Protocol, cast
 
 from naturali.model import (
@@ -12,6 +13,7 @@ from naturali.model import (
     ChunkDraft,
     Document,
     IngestJob,
+    IngestJobStatus,
     IngestProgress,
     Member,
     Memory,
@@ -149,6 +151,28 @@ def ingest_job(row: Row) -> IngestJob:
         chunks_done=row["chunks_done"],
         error=json.loads(row["error"]) if row["error"] else None,
         created_at=row["created_at"],
+    )
+
+
+def job_counts(rows: Iterable[Row]) -> dict[str, int]:
+    """Jobs by state (``state``, ``n`` rows), every state present."""
+    counts = {state: 0 for state in ("queued", "running", "failed")}
+    for row in rows:
+        counts[row["state"]] = int(row["n"])
+    return counts
+
+
+def ingest_job_status(row: Row) -> IngestJobStatus:
+    progress = ingest_progress(row)
+    return IngestJobStatus(
+        row["id"],
+        row["document_id"],
+        row["path"],
+        progress.state,
+        progress.chunks_total,
+        progress.chunks_done,
+        progress.error,
+        row["created_at"],
     )
 
 

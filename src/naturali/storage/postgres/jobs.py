@@ -91,10 +91,7 @@ class PostgresIngestJobs:
             )
 
     def ingest_job_counts(self) -> dict[str, int]:
-        counts = {state: 0 for state in ("queued", "running", "failed")}
-        for row in self.db.all(COUNTS):
-            counts[row["state"]] = int(row["n"])
-        return counts
+        return mapping.job_counts(self.db.all(COUNTS))
 
     def ingest_progress(
         self, project_id: str, document_ids: Sequence[str]

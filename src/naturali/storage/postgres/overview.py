@@ -4,8 +4,6 @@ one grouped scan of its paths, its jobs, its stores' sizes. Paths and ids compar
 
 from __future__ import annotations
 
-from typing import Any
-
 from naturali.model import Folder, IngestJobStatus
 from naturali.storage import rows as mapping
 from naturali.storage.postgres.connection import Database
@@ -50,17 +48,14 @@ class PostgresOverview:
         self, project_id: str, after: tuple[str, str] | None, limit: int
     ) -> list[IngestJobStatus]:
         rows = self.db.all(JOBS, project_id, *(after or ("", "")), limit)
-        return [_job(r) for r in rows]
+        return [mapping.ingest_job_status(r) for r in rows]
 
     def project_ingest_counts(self, project_id: str) -> dict[str, int]:
-        counts = {state: 0 for state in ("queued", "running", "failed")}
         rows = self.db.all(
             "SELECT state, count(*) AS n FROM ingest_jobs WHERE project_id = %s GROUP BY state",
             project_id,
         )
-        for row in rows:
-            counts[row["state"]] = int(row["n"])
-        return counts
+        return mapping.job_counts(rows)
 
     def memory_counts(self, project_id: str) -> dict[str, int]:
         rows = self.db.all(
@@ -69,17 +64,3 @@ class PostgresOverview:
             project_id,
         )
         return {r["memory_store_id"]: int(r["n"]) for r in rows}
-
-
-def _job(row: Any) -> IngestJobStatus:
-    progress = mapping.ingest_progress(row)
-    return IngestJobStatus(
-        row["id"],
-        row["document_id"],
-        row["path"],
-        progress.state,
-        progress.chunks_total,
-        progress.chunks_done,
-        progress.error,
-        row["created_at"],
-    )

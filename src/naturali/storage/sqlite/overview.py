@@ -3,8 +3,6 @@ counted in one grouped scan of its paths, its jobs, its stores' sizes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from naturali.model import Folder, IngestJobStatus
 from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
@@ -46,17 +44,14 @@ class SqliteOverview:
         self, project_id: str, after: tuple[str, str] | None, limit: int
     ) -> list[IngestJobStatus]:
         rows = self.db.conn().execute(JOBS, (project_id, *(after or ("", "")), limit))
-        return [_job(r) for r in rows]
+        return [mapping.ingest_job_status(r) for r in rows]
 
     def project_ingest_counts(self, project_id: str) -> dict[str, int]:
-        counts = {state: 0 for state in ("queued", "running", "failed")}
         rows = self.db.conn().execute(
             "SELECT state, count(*) AS n FROM ingest_jobs WHERE project_id = ? GROUP BY state",
             (project_id,),
         )
-        for row in rows:
-            counts[row["state"]] = int(row["n"])
-        return counts
+        return mapping.job_counts(rows)
 
     def memory_counts(self, project_id: str) -> dict[str, int]:
         rows = self.db.conn().execute(
@@ -65,17 +60,3 @@ class SqliteOverview:
             (project_id,),
         )
         return {r["memory_store_id"]: int(r["n"]) for r in rows}
-
-
-def _job(row: Any) -> IngestJobStatus:
-    progress = mapping.ingest_progress(row)
-    return IngestJobStatus(
-        row["id"],
-        row["document_id"],
-        row["path"],
-        progress.state,
-        progress.chunks_total,
-        progress.chunks_done,
-        progress.error,
-        row["created_at"],
-    )
