@@ -501,3 +501,18 @@ def test_a_restarted_server_restores_its_saved_indexes_as_it_starts(tmp_path: Pa
         assert "restored" not in (tmp_path / "first.log").read_text()  # nothing saved yet
     finally:
         stop(again)
+
+
+def test_sdk_reads_the_project_at_a_glance(server: Server) -> None:
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        project = client.projects.create(name="glance-sdk").id
+        paths = ["/top.md"] + [f"/f{i:03d}/doc.md" for i in range(105)]  # two pages of folders
+        for path in paths:
+            client.documents.create_text(project_id=project, path=path, content=f"# {path}")
+        tree = client.documents.folders(project_id=project)
+        assert tree["documents_here"] == 1 and tree["next_cursor"] is None
+        assert [f["path"] for f in tree["data"]] == [f"/f{i:03d}/" for i in range(105)]
+        assert len(client.documents.list(project_id=project)) == 106  # every page
+        overview = client.projects.overview(project_id=project)
+        assert overview["documents"] == 106 and overview["ingestion"]["queued"] == 0
+        assert client.projects.ingest_jobs(project_id=project) == []

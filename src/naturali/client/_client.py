@@ -178,23 +178,17 @@ class Documents(Resource):
             time.sleep(poll)
 
     def list(self, *, project_id: str, path_prefix: str | None = None) -> builtins.list[Document]:
-        out: list[Document] = []
-        cursor: str | None = None
-        while True:
-            params = _clean({"path_prefix": path_prefix, "cursor": cursor, "limit": 100})
-            page = self._call("GET", f"/v1/projects/{project_id}/documents", params=params)
-            out += [Document.model_validate(d) for d in page["data"]]
-            cursor = page["next_cursor"]
-            if not cursor:
-                return out
+        url = f"/v1/projects/{project_id}/documents"
+        found = self._every_page(url, _clean({"path_prefix": path_prefix}))
+        return [Document.model_validate(d) for d in found]
 
     def folders(self, *, project_id: str, prefix: str = "/") -> dict[str, Any]:
         """The folders directly under ``prefix`` with their documents and chunks (every
         page), and ``documents_here``: those directly in it."""
         path = f"/v1/projects/{project_id}/documents/folders"
-        first: dict[str, Any] = self._call("GET", path, params={"prefix": prefix, "limit": 1})
-        folders = self._every_page(path, {"prefix": prefix})
-        return {**first, "data": folders, "next_cursor": None}
+        pages = list(self._pages(path, {"prefix": prefix}))
+        folders = [folder for page in pages for folder in page["data"]]
+        return {**pages[0], "data": folders, "next_cursor": None}
 
     def passages(
         self,

@@ -3,6 +3,7 @@ error shape, a failed connection ``NaturaliConnectionError``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -18,17 +19,20 @@ class Resource:
     def __init__(self, http: httpx.Client) -> None:
         self._http = http
 
-    def _every_page(self, url: str, params: dict[str, Any]) -> list[Any]:
-        """Every item of a cursor-paged list (``data``, ``next_cursor``), 100 a call."""
-        out: list[Any] = []
+    def _pages(self, url: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Each page of a cursor-paged list (``data``, ``next_cursor``), 100 items a call."""
         cursor: str | None = None
         while True:
             query = {**params, "limit": 100, **({"cursor": cursor} if cursor else {})}
-            page = self._call("GET", url, params=query)
-            out += page["data"]
+            page: dict[str, Any] = self._call("GET", url, params=query)
+            yield page
             cursor = page["next_cursor"]
             if not cursor:
-                return out
+                return
+
+    def _every_page(self, url: str, params: dict[str, Any]) -> list[Any]:
+        """Every item of a cursor-paged list."""
+        return [item for page in self._pages(url, params) for item in page["data"]]
 
     def _call(self, method: str, url: str, **kwargs: Any) -> Any:
         try:
