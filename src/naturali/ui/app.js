@@ -174,6 +174,7 @@ function remember(query) {
 function searchPage() {
   const narrow = window.matchMedia('(max-width: 700px)').matches;
   const slot = errorSlot();
+  const docs = once(firstDocuments);
   // The memory stores to search, ticked from the project's (none ticked: every store).
   const stores = h('fieldset', { class: 'stores' }, h('legend', {}, 'Memory stores (none ticked: all)'));
   api('GET', `${project()}/memory_stores`).then((got) => stores.append(...got.data.map((st) =>
@@ -195,7 +196,8 @@ function searchPage() {
         stores,
         h('label', { class: 'check' }, input('include_documents', { type: 'checkbox', checked: true }), 'Documents'),
         h('label', { class: 'check' }, input('include_memories', { type: 'checkbox', checked: true }), 'Memories'))),
-    picker('folder-options', folderOptions), picker('document-options', documentOptions), picker('tag-options', tagOptions),
+    picker('folder-options', folderOptions), picker('document-options', () => docs().then(documentIds)),
+    picker('tag-options', () => docs().then(documentTags)),
     slot);
   const results = h('div', { id: 'results', onkeydown: stepThroughResults });
   fill(main, h('h1', {}, 'Search'), form, results);
@@ -420,21 +422,21 @@ const folderOptions = async () => {
   return top.data.map((f) => [f.path, `${f.documents} document(s)`]);
 };
 
-async function documentOptions() {
-  const page = await api('GET', `${project()}/documents?limit=100`);
-  return page.data.map((d) => [d.id, d.path]);
-}
+// What several pickers of one page read, asked once: a function that fetches on its first call
+// and hands every later call the same answer.
+const once = (load) => { let answer; return () => (answer ??= load()); };
 
-async function tagOptions() {
-  const page = await api('GET', `${project()}/documents?limit=100`);
-  const pairs = new Set(page.data.flatMap((d) => Object.entries(d.tags).map(([k, v]) => `${k}=${v}`)));
-  return [...pairs].sort().map((t) => [t, 'document tag']);
-}
+const firstDocuments = () => api('GET', `${project()}/documents?limit=100`).then((page) => page.data);
+const documentIds = (docs) => docs.map((d) => [d.id, d.path]);
+const documentTags = (docs) => [...new Set(docs.flatMap((d) => Object.entries(d.tags).map(([k, v]) => `${k}=${v}`)))]
+  .sort().map((t) => [t, 'document tag']);
 
-async function recordOptions(storeId, pick) {
-  const data = await api('POST', `${project()}/memory_stores/${storeId}/knowledge/records`, { limit: 500 });
-  return pick(data.records);
-}
+const storeRecords = (storeId) =>
+  api('POST', `${project()}/memory_stores/${storeId}/knowledge/records`, { limit: 500 }).then((data) => data.records);
+const recordTypes = (rows) => [...new Set(rows.map((r) => r.type))].map((t) => [t, 'type']);
+const recordTags = (rows) => [...new Set(rows.flatMap((r) => r.tags))].map((t) => [t, 'tag']);
+const recordIds = (rows) => rows.map((r) => [r.id, r.title]);
+const entityIds = (rows) => recordIds(rows.filter((r) => r.kind === 'page'));
 
 // --- documents -------------------------------------------------------------------------------
 function documentsPage(prefix) {
@@ -592,6 +594,7 @@ async function memoryPage(storeId) {
   fill(main, h('h1', {}, 'Memory'), h('div', { class: 'panel' }, field('Memory store', chooser)));
   if (!storeId) return;
   const base = `${project()}/memory_stores/${storeId}/knowledge`;
+  const records = once(() => storeRecords(storeId));
   const out = h('div', { id: 'records' });
   const grep = h('form', { class: 'panel', onsubmit: async (event) => {
     event.preventDefault();
@@ -610,8 +613,8 @@ async function memoryPage(storeId) {
     field('Mode', h('select', { name: 'mode' }, ['all', 'any', 'phrase'].map((m) => h('option', {}, m)))),
     field('Kind', h('select', { name: 'kind' }, ['', 'page', 'claim', 'relationship'].map((m) => h('option', { value: m }, m || 'any')))),
     field('Type', input('type', { list: 'type-options' })), field('Tag', input('tag', { list: 'record-tag-options' })),
-    picker('type-options', () => recordOptions(storeId, (rows) => [...new Set(rows.map((r) => r.type))].map((t) => [t, 'type']))),
-    picker('record-tag-options', () => recordOptions(storeId, (rows) => [...new Set(rows.flatMap((r) => r.tags))].map((t) => [t, 'tag']))),
+    picker('type-options', () => records().then(recordTypes)),
+    picker('record-tag-options', () => records().then(recordTags)),
     field('Lifecycle', h('select', { name: 'lifecycle' }, ['active', 'superseded', 'all'].map((m) => h('option', {}, m))))),
   h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Grep')));
   const lookup = h('form', { class: 'panel', onsubmit: async (event) => {
@@ -620,7 +623,7 @@ async function memoryPage(storeId) {
     if (data) fill(out, h('p', { class: 'status' }, `lookup: ${data.status}`), recordHits(data, storeId, ''));
   } },
   h('h2', {}, 'Lookup'), h('div', { class: 'fields' }, field('Id, title or alias', input('query', { required: true, list: 'record-options' }))),
-  picker('record-options', () => recordOptions(storeId, (rows) => rows.map((r) => [r.id, r.title]))),
+  picker('record-options', () => records().then(recordIds)),
   h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Look up')));
   main.append(h('div', { class: 'cols' }, grep, lookup), canWrite() ? saveForm(base, storeId) : null, out);
 }
@@ -771,9 +774,11 @@ async function timePage() {
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Last seen')));
   // Entities are the store's pages (their ids), kinds its records' types; refilled per store.
   const options = h('div', {});
-  const pick = () => fill(options,
-    picker('entity-options', () => recordOptions(store.value, (rows) => rows.filter((r) => r.kind === 'page').map((r) => [r.id, r.title]))),
-    picker('kind-options', () => recordOptions(store.value, (rows) => [...new Set(rows.map((r) => r.type))].map((t) => [t, 'type']))));
+  const pick = () => {
+    const records = once(() => storeRecords(store.value));
+    fill(options, picker('entity-options', () => records().then(entityIds)),
+      picker('kind-options', () => records().then(recordTypes)));
+  };
   store.addEventListener('change', pick);
   if (store.value) pick();
   fill(main, h('h1', {}, 'Time'), h('div', { class: 'panel' }, field('Memory store', store)),
