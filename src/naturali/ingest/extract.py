@@ -1,26 +1,30 @@
-"""Turn uploaded bytes into pages of text: text formats decoded here as UTF-8; PDF, Word,
-PowerPoint, EPUB and HTML parsed in the isolated worker (isolated.py). Which format a file is
-comes from its name and is checked against its bytes: a file that lies about its type is
-refused, never handed to a parser that was not made for it."""
+"""Turn uploaded bytes into pages of text, inside the ingest worker (worker.py) where its CPU
+and memory are bounded: text formats decoded as UTF-8, PDF, Word, PowerPoint, EPUB and HTML
+by their readers (formats/). Which format a file is comes from its name and is checked
+against its bytes: a file whose bytes are another format than its name says (a PDF named
+``.docx``, a Word file named ``.md``) is refused, never handed to a parser that was not made
+for it."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from naturali.contracts.formats import FORMATS, Format, Layout
 from naturali.errors import InvalidRequest, UnsupportedMediaType
-from naturali.ingest import isolated
+from naturali.ingest.formats import FormatError
 
 PAGE_SEPARATOR = "\n\f\n"
-# Text keeps tabs, line and page breaks; NUL, escapes and other C0 controls mean binary data.
-_BINARY = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-_ZIP = b"PK\x03\x04"
-
-
+# A terminal's colour and cursor sequences (a build log, a shell script's echo): dropped.
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])")
+# Other C0 controls in text are strays kept as spaces; NUL, or many of them, mean binary data.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_BINARY_SHARE = 0.01
+_MAGIC = {b"%PDF-": "pdf", b"PK\x03\x04": "zip"}
 _ZIPPED = {"docx", "pptx", "epub"}
-_NAMES = {"docx": "Word", "pptx": "PowerPoint", "epub": "EPUB"}
+_NAMES = {"docx": "Word", "pptx": "PowerPoint", "epub": "EPUB", "pdf": "PDF", "zip": "ZIP"}
 
 
 @dataclass(frozen=True)
@@ -46,8 +50,6 @@ class Extracted:
 
 def extract(data: bytes, filename: str) -> Extracted:
     suffix = PurePosixPath(filename).suffix.lower()
-    if data.startswith(b"%PDF-"):
-        suffix = ".pdf"  # a PDF under any name is read as the PDF it is
     form = FORMATS.get(suffix)
     if form is None:
         raise UnsupportedMediaType(
@@ -57,10 +59,29 @@ def extract(data: bytes, filename: str) -> Extracted:
             code="unsupported_file_type",
             param="file",
         )
+    _check_bytes(data, form, suffix)
     if form.parsed is not None:
         return _parsed(data, form)
     text = decode_text(data)
     return Extracted(form.content_type, [Page(None, text, 0)], _title(text, form), [], form.layout)
+
+
+def _check_bytes(data: bytes, form: Format, suffix: str) -> None:
+    """A file whose bytes say it is a PDF or a ZIP archive is one; a name saying otherwise is
+    refused (and a ZIP-based format whose bytes are no archive)."""
+    found = next((kind for magic, kind in _MAGIC.items() if data.startswith(magic)), None)
+    expected = "zip" if form.parsed in _ZIPPED else form.parsed
+    if found == expected or (found is None and expected not in ("zip", "pdf")):
+        return
+    if found is None:
+        what = f"named as a {_NAMES[form.parsed or 'zip']} file but is not one"
+    else:
+        what = f"a {_NAMES[found]} file named {suffix or 'without a suffix'}"
+    raise UnsupportedMediaType(
+        f"the file is {what}; send it under its own type",
+        code="file_type_mismatch",
+        param="file",
+    )
 
 
 def decode_text(data: bytes) -> str:
@@ -73,14 +94,19 @@ def decode_text(data: bytes) -> str:
             code="invalid_encoding",
             param="file",
         ) from exc
-    control = _BINARY.search(text)
-    if control:
+    text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    strays = len(_CONTROL.findall(text))
+    if "\x00" in text or strays > max(8, len(text) * _BINARY_SHARE):
+        control = _CONTROL.search(text)
+        assert control is not None
         raise UnsupportedMediaType(
-            f"the file contains control character U+{ord(control.group()):04X} and is not text",
+            f"the file contains control characters (U+{ord(control.group()):04X}) and is "
+            "binary data, not text",
             code="invalid_encoding",
             param="file",
         )
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    # A form feed ends a page in a printed listing: a paragraph break here.
+    return _CONTROL.sub(" ", text.replace("\f", "\n\n"))
 
 
 def _title(text: str, form: Format) -> str | None:
@@ -98,22 +124,26 @@ def _title(text: str, form: Format) -> str | None:
 def _parsed(data: bytes, form: Format) -> Extracted:
     kind = form.parsed
     assert kind is not None
-    if kind in _ZIPPED and not data.startswith(_ZIP):
-        raise UnsupportedMediaType(
-            f"the file is named as a {_NAMES[kind]} file but is not one (it is not a ZIP "
-            "archive); send it under its own type",
-            code="file_type_mismatch",
-            param="file",
-        )
+    reader = importlib.import_module(f"naturali.ingest.formats.{kind}")
     try:
-        read = isolated.parse(kind, data)
-    except isolated.ParseError as exc:
+        read, title = reader.read(data)
+    except FormatError as exc:
         raise InvalidRequest(str(exc), code=exc.code, param="file") from exc
+    except RecursionError as exc:
+        raise InvalidRequest(
+            f"the {kind} file is nested too deeply to read", code=_invalid(kind), param="file"
+        ) from exc
+    except (MemoryError, InvalidRequest, UnsupportedMediaType):
+        raise
+    except Exception as exc:  # a library's own error on a malformed file
+        raise InvalidRequest(
+            f"the {kind} file could not be read: {exc}", code=_invalid(kind), param="file"
+        ) from exc
     pages: list[Page] = []
     offset = 0
-    for raw in read.pages:
-        text = raw.text.replace("\r\n", "\n").replace("\x00", "")
-        pages.append(Page(raw.number, text, offset))
+    for number, raw in read:
+        text = raw.replace("\r\n", "\n").replace("\x00", "")
+        pages.append(Page(number, text, offset))
         offset += len(text) + len(PAGE_SEPARATOR)
     warnings: list[str] = []
     if not any(p.text.strip() for p in pages):
@@ -121,7 +151,11 @@ def _parsed(data: bytes, form: Format) -> Extracted:
         warnings.append(
             f"no_text_layer: {what}; it was stored with zero chunks and is not searchable"
         )
-    return Extracted(form.content_type, pages, read.title, warnings, form.layout)
+    return Extracted(form.content_type, pages, title or None, warnings, form.layout)
+
+
+def _invalid(kind: str) -> str:
+    return "invalid_pdf" if kind == "pdf" else "invalid_file"
 
 
 def full_text(extracted: Extracted) -> str:

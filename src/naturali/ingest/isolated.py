@@ -1,84 +1,146 @@
-"""Parsing in isolation: every PDF, Office file, EPUB and HTML page is read in a child process
-with bounded CPU time, memory and wall time, at low priority, a few at a time.
+"""Reading uploads in isolation: every file, whatever its format, is parsed and chunked by a
+worker process (worker.py) under the CPU and memory limits of limits.py, at low priority, a
+few at a time.
 
 A file from a user is a program as much as a document (a 200 KB PDF or ZIP can inflate to
-gigabytes, a page can draw itself forever, XML can declare entities that expand without end
-or point at local files), so none is parsed inside the server process: a bomb costs its own
-worker, never the searches of other callers. ``python -m naturali.ingest.worker KIND`` is the
-worker: the file's bytes on stdin, JSON pages (or an error) on stdout. This process never
-imports a parser (pypdf alone is ~0.13 s of every server's start).
+gigabytes, a page can draw itself forever, a CSV header can be a million columns wide, a
+megabyte of brackets has no place to cut), so none is read inside the server process: a bomb
+costs its own worker, never the server's memory or the searches of other callers. Workers
+are kept and reused (a folder of small files pays one start, not one a file), replaced when
+a limit killed one or one grew large; this process never imports a parser (the PDF and
+Office libraries stay out of every server's start).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import resource
+import queue
+import select
 import subprocess
 import sys
-import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
-# The worker's limits (worker.py and formats/ hold the parsers' own).
-CPU_SECONDS = 20
-WALL_SECONDS = 40
-MEMORY_BYTES = 1024 * 1024 * 1024
-# Parses at once: the others wait their turn rather than take every core.
-_SLOTS = threading.BoundedSemaphore(max(1, (os.cpu_count() or 2) // 2))
+from naturali.errors import InvalidRequest, NaturaliError, PayloadTooLarge, UnsupportedMediaType
+from naturali.ingest import limits
+from naturali.ingest.worker import FRAME
+from naturali.model import ChunkDraft
 
-
-class ParseError(Exception):
-    """The file cannot be read; ``code`` says why (invalid_pdf, invalid_file, unsafe_file,
-    pdf_limit_reached, file_limit_reached)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+# Files read at once: the others wait their turn rather than take every core.
+SLOTS = max(1, (os.cpu_count() or 2) // 2)
+_ERRORS: dict[int, type[NaturaliError]] = {
+    400: InvalidRequest,
+    413: PayloadTooLarge,
+    415: UnsupportedMediaType,
+}
 
 
 @dataclass(frozen=True)
-class ParsedPage:
-    number: int | None  # the page or slide, 1-based; None where the format has none
-    text: str
+class Read:
+    """A file as its worker read it: what it is, and its passages."""
 
-
-@dataclass(frozen=True)
-class Parsed:
-    pages: list[ParsedPage]
+    content_type: str
     title: str | None
+    page_count: int | None
+    warnings: list[str]
+    drafts: list[ChunkDraft]
 
 
-def parse(kind: str, data: bytes) -> Parsed:
-    """The text of a file of this kind (pdf, docx, pptx, epub, html), read by a worker
-    process under the limits above."""
-    over = "pdf_limit_reached" if kind == "pdf" else "file_limit_reached"
-    with _SLOTS:
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "naturali.ingest.worker", kind],
-                input=data,
-                capture_output=True,
-                timeout=WALL_SECONDS,
-                preexec_fn=_limit_worker,  # only setrlimit and nice before exec
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise ParseError(over, f"reading the file took longer than {WALL_SECONDS} s") from exc
-    try:
-        answer: dict[str, Any] = json.loads(done.stdout)
-    except ValueError:
-        # Killed by a limit (CPU time: SIGXCPU/SIGKILL; memory: MemoryError or abort).
-        raise ParseError(
-            over, "reading the file needed more CPU time or memory than a document may use"
-        ) from None
+def read(data: bytes, filename: str, token_counter: str, max_chunks: int) -> Read:
+    """The file's passages, cut as ``token_counter`` counts word pieces; a NaturaliError when
+    the file is refused (its type, its bytes, a limit it reached)."""
+    request = {"filename": filename, "counter": token_counter, "max_chunks": max_chunks}
+    answer = _POOL.ask(request, data)
+    if answer is None:  # killed by a limit (CPU time: SIGXCPU; memory: an abort), or hung
+        raise InvalidRequest(
+            "reading the file needed more CPU time or memory than a document may use",
+            code=limits.over_code(data, filename),
+            param="file",
+        )
     if "error" in answer:
-        raise ParseError(answer["code"], answer["error"])
-    pages = [ParsedPage(p["number"], p["text"]) for p in answer["pages"]]
-    return Parsed(pages, answer["title"])
+        error = answer["error"]
+        raise _ERRORS[error["status"]](error["message"], code=error["code"], param="file")
+    drafts = [ChunkDraft(o, t, s, e, p) for o, t, s, e, p in answer["drafts"]]
+    return Read(
+        answer["content_type"], answer["title"], answer["page_count"], answer["warnings"], drafts
+    )
 
 
-def _limit_worker() -> None:
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+class _Worker:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "naturali.ingest.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_lower_priority,  # only nice before exec
+        )
+
+    def ask(self, request: dict[str, Any], data: bytes, wall: float) -> dict[str, Any] | None:
+        """The worker's answer, or None when it died or did not answer within ``wall``."""
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None
+        header = json.dumps(request).encode()
+        try:
+            stdin.write(FRAME.pack(len(header)) + header + FRAME.pack(len(data)))
+            stdin.write(data)
+            stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None
+        deadline = time.monotonic() + wall
+        size = self._read(FRAME.size, deadline)
+        payload = self._read(FRAME.unpack(size)[0], deadline) if size else None
+        return json.loads(payload) if payload is not None else None
+
+    def _read(self, count: int, deadline: float) -> bytes | None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        parts: list[bytes] = []
+        while count:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([stdout], [], [], left)[0]:
+                return None
+            part = os.read(stdout.fileno(), min(count, 1 << 20))
+            if not part:
+                return None
+            parts.append(part)
+            count -= len(part)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+
+
+class _Pool:
+    """SLOTS workers, each started when first needed and reused while it lives."""
+
+    def __init__(self, slots: int) -> None:
+        self._idle: queue.LifoQueue[_Worker | None] = queue.LifoQueue()
+        for _ in range(slots):
+            self._idle.put(None)
+
+    def ask(self, request: dict[str, Any], data: bytes) -> dict[str, Any] | None:
+        worker = self._idle.get() or _Worker()
+        answer = None
+        try:
+            answer = worker.ask(request, data, limits.wall_seconds(len(data)))
+        finally:
+            if answer is None or answer.get("retire"):
+                worker.close()
+                self._idle.put(None)
+            else:
+                self._idle.put(worker)
+        return answer
+
+
+_POOL = _Pool(SLOTS)
+
+
+def _lower_priority() -> None:
     os.nice(10)

@@ -1,43 +1,97 @@
-"""The parsing worker process (``python -m naturali.ingest.worker KIND``, started by
-isolated.py under its CPU, memory and wall-time limits): the file's bytes on stdin; the text
-of each page and the title as JSON on stdout, or an error and its code."""
+"""The ingest worker process (``python -m naturali.ingest.worker``), kept by isolated.py and
+reused from file to file: it reads a request (the file's name, how to count word pieces, the
+most chunks a version may have) and the file's bytes from stdin, and writes the file's
+chunks, or the error that refuses it, to stdout — each a frame of an 8-byte length and its
+bytes. Parsing and chunking both happen here, under the limits of limits.py, so no upload,
+whatever its shape, grows the server's own process."""
 
 from __future__ import annotations
 
-import importlib
 import json
+import struct
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import IO, Any
 
-from naturali.ingest.formats import FormatError
+from naturali.embed.tokenizer import count_words
+from naturali.errors import NaturaliError
+from naturali.ingest import limits
+from naturali.ingest.chunk import TooManyChunks, chunk_pages
+from naturali.ingest.extract import extract
 
-KINDS = {"pdf", "docx", "pptx", "epub", "html"}
+FRAME = struct.Struct("!Q")
+Counter = Callable[[str], int]
 
 
-def extract(kind: str, data: bytes) -> dict[str, Any]:
-    if kind not in KINDS:
-        return {"code": "invalid_file", "error": f"no parser for {kind!r}"}
-    reader = importlib.import_module(f"naturali.ingest.formats.{kind}")
+def main() -> None:
+    limits.limit_process()
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while (header := read_frame(stdin)) is not None:
+        request = json.loads(header)
+        data = read_frame(stdin) or b""
+        limits.start(len(data))
+        answer = handle(request, data)
+        answer["retire"] = limits.should_retire()
+        write_frame(stdout, json.dumps(answer).encode())
+        if answer["retire"]:
+            return
+
+
+def handle(request: dict[str, Any], data: bytes) -> dict[str, Any]:
     try:
-        pages, title = reader.read(data)
-    except FormatError as exc:
-        return {"code": exc.code, "error": str(exc)}
-    except RecursionError:
-        return {"code": _invalid(kind), "error": f"the {kind} file is nested too deeply to read"}
+        extracted = extract(data, request["filename"])
+        drafts = chunk_pages(
+            extracted.pages, _counter(request["counter"]), extracted.layout, request["max_chunks"]
+        )
+    except NaturaliError as exc:
+        return {"error": {"status": exc.status, **exc.to_dict()}}
+    except TooManyChunks as exc:
+        limit = request["max_chunks"]
+        message = f"{exc} (a version may have {limit}: the max_chunks_per_document setting)"
+        error = {"code": "too_many_chunks", "message": message, "param": "file"}
+        return {"error": {"status": 413, **error}}
     except MemoryError:
-        return {"code": _over(kind), "error": "reading the file needed more memory than allowed"}
-    except Exception as exc:  # a library's own error on a malformed file
-        return {"code": _invalid(kind), "error": f"the {kind} file could not be read: {exc}"}
-    return {"pages": [{"number": n, "text": t} for n, t in pages], "title": title or None}
+        message = "reading the file needed more memory than a document may use"
+        code = limits.over_code(data, request["filename"])
+        return {"error": {"status": 400, "code": code, "message": message, "param": "file"}}
+    return {
+        "content_type": extracted.content_type,
+        "title": extracted.title,
+        "page_count": extracted.page_count,
+        "warnings": extracted.warnings,
+        "drafts": [[d.ordinal, d.text, d.start, d.end, d.page] for d in drafts],
+    }
 
 
-def _invalid(kind: str) -> str:
-    return "invalid_pdf" if kind == "pdf" else "invalid_file"
+_counters: dict[str, Counter] = {}
 
 
-def _over(kind: str) -> str:
-    return "pdf_limit_reached" if kind == "pdf" else "file_limit_reached"
+def _counter(name: str) -> Counter:
+    """Word pieces as the embedder counts them: the shipped models' tokenizer, or (an HTTP
+    model's tokenizer being unknown) words, a conservative stand-in."""
+    if name not in _counters:
+        if name == "wordpiece":
+            from naturali.embed.tokenizer import load_tokenizer  # not needed for "words"
+
+            tokenizer = load_tokenizer()
+            _counters[name] = lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+        else:
+            _counters[name] = count_words
+    return _counters[name]
+
+
+def read_frame(stream: IO[bytes]) -> bytes | None:
+    size = stream.read(FRAME.size)
+    if len(size) < FRAME.size:
+        return None
+    (length,) = FRAME.unpack(size)
+    return stream.read(length)
+
+
+def write_frame(stream: IO[bytes], payload: bytes) -> None:
+    stream.write(FRAME.pack(len(payload)) + payload)
+    stream.flush()
 
 
 if __name__ == "__main__":
-    json.dump(extract(sys.argv[1], sys.stdin.buffer.read()), sys.stdout)
+    main()

@@ -17,6 +17,9 @@ class Embedder(Protocol):
     # The fused ranking's share for the vector leg: how far this model's cosines are trusted
     # against BM25 (``fusion.blend``).
     vector_weight: float
+    # How the ingest worker counts this model's word pieces when it cuts passages:
+    # "wordpiece" (the shipped models' tokenizer) or "words" (a stand-in for an unknown one).
+    token_counter: str
 
     def embed(self, texts: Sequence[str], *, urgent: bool = False) -> Vectors:
         """Return one unit-length row per text (shape ``len(texts) × dimension``).

@@ -99,6 +99,7 @@ class Services:
             self.embedder,
             data_dir / "files",
             settings.max_upload_bytes,
+            settings.max_chunks_per_document,
             self.ingestion.wake,
             self.quotas,
         )

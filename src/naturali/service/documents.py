@@ -13,8 +13,7 @@ import numpy as np
 
 from naturali.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge
 from naturali.ids import new_id
-from naturali.ingest.chunk import chunk_pages
-from naturali.ingest.extract import extract
+from naturali.ingest import isolated
 from naturali.model import (
     Chunk,
     ChunkDraft,
@@ -87,6 +86,7 @@ class Documents:
         embedder: Callable[[], Embedder],
         files_dir: Path,
         max_upload_bytes: int,
+        max_chunks: int,
         queued: Callable[[], None],
         quotas: Quotas,
     ) -> None:
@@ -95,6 +95,7 @@ class Documents:
         self._embedder = embedder
         self._files = files_dir
         self._max = max_upload_bytes
+        self._max_chunks = max_chunks
         self._queued = queued  # wakes the ingestion worker
         self._quotas = quotas
 
@@ -238,7 +239,8 @@ class Documents:
     def _prepare(
         self, project_id: str, current: Document | None, upload: Upload
     ) -> _Prepared | Document:
-        """Validate, extract and chunk; a Document back means nothing changed."""
+        """Validate, then read the file (the costly step, last); a Document back means nothing
+        changed."""
         if len(upload.data) > self._max:
             raise PayloadTooLarge(
                 f"the upload is larger than {self._max} bytes",
@@ -249,45 +251,47 @@ class Documents:
         path = path or (current.path if current else None)
         if path is None:
             raise InvalidRequest("path is required", code="missing_field", param="path")
-        title = validation.title(upload.title)
         filename = _filename(upload.filename or PurePosixPath(path).name)
-        content_hash = hashlib.sha256(upload.data).hexdigest()
-        extracted = extract(upload.data, filename)
+        fields: dict[str, Any] = {
+            "path": path,
+            "title": validation.title(upload.title) or (current.title if current else None),
+            "metadata": validation.metadata(upload.metadata)
+            if upload.metadata is not None or not current
+            else current.metadata,
+            "tags": validation.tags(upload.tags)
+            if upload.tags is not None or not current
+            else current.tags,
+            "content_hash": hashlib.sha256(upload.data).hexdigest(),
+        }
         if current is None and self._storage.get_document_by_path(project_id, path):
             raise Conflict(f"a document already exists at {path}", code="path_taken", param="path")
+        # (A version-0 document has no version ready yet: its same bytes are sent again.)
+        if current is not None and current.version > 0 and _unchanged(current, fields):
+            return current  # idempotent per content hash: same bytes and fields, no new version
+        read = isolated.read(
+            upload.data, filename, self._embedder().token_counter, self._max_chunks
+        )
         now = utcnow()
-        keep = current is not None
         document = Document(
             id=current.id if current else new_id("doc"),
             project_id=project_id,
             path=path,
-            title=title
-            or (current.title if current else None)
-            or extracted.title
-            or PurePosixPath(filename).stem,
-            metadata=validation.metadata(upload.metadata)
-            if upload.metadata is not None or not current
-            else current.metadata,
-            tags=validation.tags(upload.tags)
-            if upload.tags is not None or not current
-            else current.tags,
+            title=fields["title"] or read.title or PurePosixPath(filename).stem,
+            metadata=fields["metadata"],
+            tags=fields["tags"],
             version=current.version + 1 if current else 1,
-            file_id="file_" + content_hash[:16],
+            file_id="file_" + fields["content_hash"][:16],
             filename=filename,
             size=len(upload.data),
-            content_type=extracted.content_type,
-            content_hash=content_hash,
+            content_type=read.content_type,
+            content_hash=fields["content_hash"],
             chunk_count=0,
-            page_count=extracted.page_count,
-            warnings=extracted.warnings,
+            page_count=read.page_count,
+            warnings=read.warnings,
             created_at=current.created_at if current else now,
             updated_at=now,
         )
-        # (A version-0 document has no version ready yet: its same bytes are sent again.)
-        if current is not None and current.version > 0 and _unchanged(current, document):
-            return current  # idempotent per content hash: same bytes and fields, no new version
-        drafts = chunk_pages(extracted.pages, self._embedder().count_tokens, extracted.layout)
-        return _Prepared(document, upload.data, drafts, create=not keep)
+        return _Prepared(document, upload.data, read.drafts, create=current is None)
 
     def _commit(self, prepared: builtins.list[_Prepared | Document]) -> builtins.list[Document]:
         embedder = self._embedder()
@@ -345,14 +349,8 @@ def _status(document: Document, job: IngestProgress | None) -> Document:
     )
 
 
-def _unchanged(current: Document, new: Document) -> bool:
-    return (current.content_hash, current.path, current.title, current.metadata, current.tags) == (
-        new.content_hash,
-        new.path,
-        new.title,
-        new.metadata,
-        new.tags,
-    )
+def _unchanged(current: Document, fields: dict[str, Any]) -> bool:
+    return all(getattr(current, name) == value for name, value in fields.items())
 
 
 def _filename(name: str) -> str:
