@@ -182,3 +182,47 @@ def test_a_job_survives_kill_9_and_resumes_on_restart(tmp_path: Path) -> None:
             "SELECT count(*) FROM chunks WHERE owner_id = ?", (document_id,)
         ).fetchone()
     assert count == total
+
+
+def test_projects_take_turns_a_batch_each(api: Api) -> None:
+    """Another project's folder queued first does not hold this project's upload: the worker
+    embeds a batch of each project's job in turn."""
+    crowd, team = api.project("crowd"), api.project("team")
+    api.naturali.ingestion.close()
+    for n in range(4):
+        r = api.upload(crowd, f"/bulk/{n}.md", _long_text(f"bulk{n}", 80).encode(), f"{n}.md")
+        assert r.status_code == 202
+    mine = api.upload(team, "/ops/note.md", _long_text("kafka", 40).encode(), "note.md")
+    url = f"/v1/projects/{team}/documents/{mine.json()['id']}"
+    worker = IngestionWorker(api.naturali.storage, api.naturali.embedder)
+    steps = 0
+    while api.get(url).json()["status"] != "ready":
+        assert worker.step()
+        steps += 1
+    crowd_ready = [
+        d for d in api.get(f"/v1/projects/{crowd}/documents").json()["data"] if d["version"] > 0
+    ]
+    assert len(crowd_ready) <= 1, (steps, mine.json()["chunks_total"])  # without turns: 4
+    assert steps <= 2 * -(-mine.json()["chunks_total"] // 32) + 1
+    worker.run_once()
+
+
+@pytest.fixture
+def short_queue(tmp_path: Path, embedder: Any, backend: dict[str, Any]) -> Any:
+    from conftest import make_api
+
+    yield from make_api(tmp_path, embedder, backend, ingest_queue_chunks=60)
+
+
+def test_a_project_queue_over_its_cap_is_429_with_retry_after(short_queue: Api) -> None:
+    api = short_queue
+    project, other = api.project(), api.project("other")
+    api.naturali.ingestion.close()
+    first = api.upload(project, "/a.md", _long_text("alpha", 40).encode(), "a.md")
+    assert first.status_code == 202
+    r = api.upload(project, "/b.md", _long_text("beta", 40).encode(), "b.md")
+    assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
+    assert r.json()["error"]["code"] == "ingest_queue_full"
+    assert api.get(f"/v1/projects/{project}/documents").json()["data"][-1]["path"] == "/a.md"
+    # Another project's queue is its own.
+    assert api.upload(other, "/b.md", _long_text("beta", 40).encode(), "b.md").status_code == 202

@@ -76,6 +76,9 @@ class Settings:
     # A server holds an ingestion job on a lease it renews at every batch of chunks; a job
     # whose server stopped is taken again once its lease runs out (service/ingestion.py).
     ingest_lease_seconds: float = 15.0
+    # Passages a project may have waiting to be embedded (~50 min of one server's embedding);
+    # an upload beyond it is 429 with Retry-After, so one team cannot queue days of work.
+    ingest_queue_chunks: int = 100_000
     # PostgreSQL (``postgresql://…``, needs the ``postgres`` extra) instead of catalog.sqlite:
     # the shared store of several servers. Without it everything stays in the data dir.
     database_url: str | None = None

@@ -9,7 +9,7 @@ transactions, so a crash mid-ingest leaves the previous version searchable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -218,9 +218,16 @@ class IngestJobStorage(Protocol):
         in the same transaction: DocumentPathTaken if another document has the path."""
         ...
 
-    def claim_ingest(self, owner: str, lease_seconds: float) -> IngestJob | None:
-        """The oldest queued job, or one whose lease ran out, now held by ``owner``; never
-        one job to two owners."""
+    def claim_ingest(
+        self, owner: str, lease_seconds: float, exclude_projects: Collection[str] = ()
+    ) -> IngestJob | None:
+        """The oldest queued job, or one whose lease ran out, of a project not in
+        ``exclude_projects`` (those a worker is already serving), now held by ``owner``;
+        never one job to two owners."""
+        ...
+
+    def queued_chunks(self, project_id: str) -> int:
+        """Chunks of the project's queued and running jobs not embedded yet."""
         ...
 
     def renew_ingest(self, job_id: str, owner: str, chunks_done: int, lease_seconds: float) -> bool:

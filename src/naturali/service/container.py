@@ -100,6 +100,7 @@ class Services:
             data_dir / "files",
             settings.max_upload_bytes,
             settings.max_chunks_per_document,
+            settings.ingest_queue_chunks,
             self.ingestion.wake,
             self.quotas,
         )

@@ -11,7 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from naturali.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge
+from naturali.errors import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    TooManyRequests,
+)
 from naturali.ids import new_id
 from naturali.ingest import isolated
 from naturali.model import (
@@ -35,6 +41,7 @@ from naturali.vault.files import atomic_write
 # A version of at most this many chunks is embedded in its request (~0.2 s on 2 cores) and
 # answered 201 ready; a larger one is queued (service/ingestion.py) and answered 202.
 INLINE_CHUNKS = 8
+SECONDS_A_CHUNK = 0.03  # embedding one chunk on 2 cores: the 429's Retry-After
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,7 @@ class Documents:
         files_dir: Path,
         max_upload_bytes: int,
         max_chunks: int,
+        max_queued: int,
         queued: Callable[[], None],
         quotas: Quotas,
     ) -> None:
@@ -96,6 +104,7 @@ class Documents:
         self._files = files_dir
         self._max = max_upload_bytes
         self._max_chunks = max_chunks
+        self._max_queued = max_queued
         self._queued = queued  # wakes the ingestion worker
         self._quotas = quotas
 
@@ -209,6 +218,7 @@ class Documents:
 
     def _enqueue(self, prepared: _Prepared, current: Document | None) -> Document:
         """Store the file and queue the version's embedding; the document as it stands."""
+        self._check_queue(prepared.document.project_id, len(prepared.drafts))
         self._store_file(prepared.document.content_hash, prepared.data)
         job = IngestJob(new_id("job"), prepared.document, prepared.drafts)
         # A new document exists at once, as version 0 (no chunks), so that its path is taken
@@ -225,6 +235,19 @@ class Documents:
         assert shown is not None
         total = len(prepared.drafts)
         return replace(shown, status="processing", chunks_total=total, chunks_done=0)
+
+    def _check_queue(self, project_id: str, chunks: int) -> None:
+        """A project's queued work is bounded: beyond it, 429 until some is embedded."""
+        queued = self._storage.queued_chunks(project_id)
+        if queued + chunks > self._max_queued:
+            wait = max(1, min(3600, int(queued * SECONDS_A_CHUNK)))
+            raise TooManyRequests(
+                f"the project has {queued} passages waiting to be embedded; this upload's "
+                f"{chunks} would pass its {self._max_queued} (the ingest_queue_chunks "
+                "setting): retry once some are ready",
+                code="ingest_queue_full",
+                retry_after=wait,
+            )
 
     def _with_status(self, documents: builtins.list[Document]) -> builtins.list[Document]:
         """Each document with the state of its newest upload (ready unless a job has it)."""

@@ -9,6 +9,10 @@ the transaction that ends the job: search sees it whole or not at all, and the v
 until then. A server holds a job on a lease renewed at every batch; if it dies (``kill -9``)
 the lease runs out and a server takes the job again from its first chunk, and since only the
 lease's holder can complete it, no chunk is ever written twice.
+
+Projects share the worker fairly: it serves one job of each of up to ``MAX_PROJECTS``
+projects at once and embeds a batch of each in turn, so an upload waits for at most one batch
+of each other project's work, however many files another project queued before it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -28,6 +32,15 @@ from naturali.ports.storage import EmbeddedChunk, Storage, VersionConflict
 log = logging.getLogger("naturali.ingestion")
 BATCH = 32  # chunks a batch: ~0.7 s of embedding on 2 cores, the lease's heartbeat
 POLL_SECONDS = 2.0  # how often an idle worker looks for jobs another server queued
+MAX_PROJECTS = 8  # projects whose jobs a worker serves in turn
+
+
+@dataclass
+class _Held:
+    """A job this worker holds, and its chunks embedded so far."""
+
+    job: IngestJob
+    chunks: list[EmbeddedChunk] = field(default_factory=list)
 
 
 class IngestionWorker:
@@ -42,6 +55,7 @@ class IngestionWorker:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._woken = False
+        self._held: list[_Held] = []  # in turn order: the first embeds the next batch
         self.chunks_embedded = 0  # by this worker, since start (for metrics)
 
     def start(self) -> None:
@@ -61,11 +75,34 @@ class IngestionWorker:
             self._wake.notify_all()
 
     def run_once(self) -> bool:
-        """Take and run one job, if there is one (the worker's step; tests call it)."""
-        job = self._storage.claim_ingest(self.owner, self._lease)
-        if job is None:
+        """Take jobs and embed them until this worker holds none (tests call it)."""
+        if not self.step():
             return False
-        self._run(job)
+        while self._held:
+            self.step()
+        return True
+
+    def step(self) -> bool:
+        """The worker's step: take a job of a project it is not serving yet, if there is one
+        and room, then embed the next batch of the job whose turn it is; False when there is
+        nothing to do."""
+        if len(self._held) < MAX_PROJECTS:
+            serving = {h.job.document.project_id for h in self._held}
+            job = self._storage.claim_ingest(self.owner, self._lease, serving)
+            if job is not None:
+                self._held.append(_Held(job))
+        if not self._held:
+            return False
+        held = self._held.pop(0)
+        try:
+            more = self._batch(held)
+        except Exception as exc:
+            log.exception("ingesting %s failed", held.job.document.path)
+            self._fail(held.job, "ingest_failed", f"the version could not be embedded: {exc}")
+            more = False
+        if more:
+            self._held.append(held)
+        self._renew_others()
         return True
 
     def close(self) -> None:
@@ -81,7 +118,7 @@ class IngestionWorker:
     def _work(self) -> None:
         while not self._closed:
             try:
-                if self.run_once():
+                if self.step():
                     continue
             except Exception:  # the catalog unreachable for a moment: try again later
                 log.exception("taking an ingestion job failed")
@@ -90,41 +127,49 @@ class IngestionWorker:
                     self._wake.wait(POLL_SECONDS)
                 self._woken = False
 
-    def _run(self, job: IngestJob) -> None:
+    def _batch(self, held: _Held) -> bool:
+        """Embed the job's next batch, and write the version once it is whole; whether the
+        job has batches left."""
+        job, embedder = held.job, self._embedder()
+        drafts = job.drafts[len(held.chunks) : len(held.chunks) + BATCH]
+        vectors = embedder.embed([d.text for d in drafts])
+        held.chunks += [
+            EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+            for d, v in zip(drafts, vectors, strict=True)
+        ]
+        self.chunks_embedded += len(drafts)
+        if self._closed:
+            self._held.insert(0, held)
+            self._hand_back()
+            return False
+        if len(held.chunks) < len(job.drafts):
+            # False: replaced by a newer upload or deleted, nothing to write.
+            return self._storage.renew_ingest(job.id, self.owner, len(held.chunks), self._lease)
+        document = replace(job.document, chunk_count=len(held.chunks))
         try:
-            chunks = self._embedded(job)
-            if chunks is None:
-                return  # replaced by a newer upload or deleted: nothing to write
-            embedder = self._embedder()
-            document = replace(job.document, chunk_count=len(chunks))
-            self._storage.finish_ingest(job.id, self.owner, document, chunks, embedder.model_id)
+            self._storage.finish_ingest(
+                job.id, self.owner, document, held.chunks, embedder.model_id
+            )
         except VersionConflict:
             self._fail(
                 job, "version_conflict", "the document changed while this version was ingested"
             )
-        except Exception as exc:
-            log.exception("ingesting %s failed", job.document.path)
-            self._fail(job, "ingest_failed", f"the version could not be embedded: {exc}")
+        return False
 
-    def _embedded(self, job: IngestJob) -> list[EmbeddedChunk] | None:
-        embedder = self._embedder()
-        chunks: list[EmbeddedChunk] = []
-        for start in range(0, len(job.drafts), BATCH):
-            drafts = job.drafts[start : start + BATCH]
-            vectors = embedder.embed([d.text for d in drafts])
-            chunks += [
-                EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
-                for d, v in zip(drafts, vectors, strict=True)
-            ]
-            self.chunks_embedded += len(drafts)
-            if self._closed:
-                # Stopping: the job is handed back (its lease ends now), so another server,
-                # or this one restarted, takes it at once rather than after the lease.
-                self._storage.renew_ingest(job.id, self.owner, 0, 0.0)
-                return None
-            if not self._storage.renew_ingest(job.id, self.owner, len(chunks), self._lease):
-                return None
-        return chunks
+    def _renew_others(self) -> None:
+        """Every held job's lease outlives a round of the others' batches."""
+        self._held = [
+            h
+            for h in self._held
+            if self._storage.renew_ingest(h.job.id, self.owner, len(h.chunks), self._lease)
+        ]
+
+    def _hand_back(self) -> None:
+        """Stopping: held jobs are handed back (their leases end now), so another server, or
+        this one restarted, takes them at once rather than after the lease."""
+        for held in self._held:
+            self._storage.renew_ingest(held.job.id, self.owner, 0, 0.0)
+        self._held.clear()
 
     def _fail(self, job: IngestJob, code: str, message: str) -> None:
         error = {"type": "api_error", "code": code, "message": message, "param": None}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from naturali.model import Document, IngestJob, IngestProgress, utcnow
@@ -37,14 +37,19 @@ class PostgresIngestJobs:
                 (job.id, d.project_id, d.id, mapping.job_payload(job), len(job.drafts), utcnow()),
             )
 
-    def claim_ingest(self, owner: str, lease_seconds: float) -> IngestJob | None:
+    def claim_ingest(
+        self, owner: str, lease_seconds: float, exclude_projects: Collection[str] = ()
+    ) -> IngestJob | None:
         now = time.time()
+        others = "".join(" AND project_id <> %s" for _ in exclude_projects)
         with self.db.transaction() as conn:
             row = conn.execute(
-                b"SELECT * FROM ingest_jobs WHERE state = 'queued' "
-                b"OR (state = 'running' AND lease_until < %s) "
-                b"ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED",
-                (now,),
+                (
+                    "SELECT * FROM ingest_jobs WHERE (state = 'queued' "
+                    f"OR (state = 'running' AND lease_until < %s)){others} "
+                    "ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED"
+                ).encode(),
+                (now, *exclude_projects),
             ).fetchone()
             if row is None:
                 return None
@@ -54,6 +59,15 @@ class PostgresIngestJobs:
                 (owner, now + lease_seconds, row["id"]),
             )
         return mapping.ingest_job(row)
+
+    def queued_chunks(self, project_id: str) -> int:
+        with self.db.connection() as conn:
+            row = conn.execute(
+                b"SELECT coalesce(sum(chunks_total - chunks_done), 0) AS n FROM ingest_jobs "
+                b"WHERE project_id = %s AND state IN ('queued', 'running')",
+                (project_id,),
+            ).fetchone()
+        return int(row["n"]) if row else 0
 
     def renew_ingest(self, job_id: str, owner: str, chunks_done: int, lease_seconds: float) -> bool:
         with self.db.transaction() as conn:

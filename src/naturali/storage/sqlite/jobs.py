@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from naturali.model import Document, IngestJob, IngestProgress, utcnow
@@ -40,13 +40,16 @@ class SqliteIngestJobs:
                 ),
             )
 
-    def claim_ingest(self, owner: str, lease_seconds: float) -> IngestJob | None:
+    def claim_ingest(
+        self, owner: str, lease_seconds: float, exclude_projects: Collection[str] = ()
+    ) -> IngestJob | None:
         now = time.time()
+        others = "".join(" AND project_id <> ?" for _ in exclude_projects)
         with self.db.write() as conn:
             row = conn.execute(
-                "SELECT * FROM ingest_jobs WHERE state = 'queued' "
-                "OR (state = 'running' AND lease_until < ?) ORDER BY created_at LIMIT 1",
-                (now,),
+                "SELECT * FROM ingest_jobs WHERE (state = 'queued' "
+                f"OR (state = 'running' AND lease_until < ?)){others} ORDER BY created_at LIMIT 1",
+                (now, *exclude_projects),
             ).fetchone()
             if row is None:
                 return None
@@ -56,6 +59,18 @@ class SqliteIngestJobs:
                 (owner, now + lease_seconds, row["id"]),
             )
         return mapping.ingest_job(row)
+
+    def queued_chunks(self, project_id: str) -> int:
+        row = (
+            self.db.conn()
+            .execute(
+                "SELECT coalesce(sum(chunks_total - chunks_done), 0) FROM ingest_jobs "
+                "WHERE project_id = ? AND state IN ('queued', 'running')",
+                (project_id,),
+            )
+            .fetchone()
+        )
+        return int(row[0])
 
     def renew_ingest(self, job_id: str, owner: str, chunks_done: int, lease_seconds: float) -> bool:
         with self.db.write() as conn:
