@@ -106,3 +106,47 @@ def test_a_token_revoked_through_one_server_is_refused_by_another(
         assert refused.value.code == "token_revoked"
     finally:
         second.close()
+
+
+def test_a_token_made_by_a_short_lived_one_expires_with_it(api: Api) -> None:
+    parent = _token(api, expires_in="2s", scope="admin")
+    child = _token(api, parent["token"], name="forever")  # no expiry asked for
+    assert child["expires_at"] == parent["expires_at"]
+    later = _token(api, parent["token"], name="later", expires_in="30d")
+    assert later["expires_at"] == parent["expires_at"]
+    assert api.get("/v1/projects", child["token"]).status_code == 200
+    time.sleep(2.1)
+    assert_error(api.get("/v1/projects", child["token"]), 401, "token_expired")
+
+
+def test_revoking_a_token_ends_every_token_made_through_it(api: Api) -> None:
+    parent = _token(api, name="ci", scope="admin")
+    child = _token(api, parent["token"], name="job", scope="admin")
+    grandchild = _token(api, child["token"], name="step", scope="read")
+    sibling = _token(api, name="other")
+    assert api.delete(f"/v1/tokens/{parent['id']}").status_code == 204
+    for made in (parent, child, grandchild):
+        assert_error(api.get("/v1/projects", made["token"]), 401, "token_revoked")
+    assert api.get("/v1/projects", sibling["token"]).status_code == 200
+    listed = {t["id"]: t for t in api.get("/v1/tokens").json()["data"]}
+    assert all(listed[m["id"]]["revoked_at"] for m in (parent, child, grandchild))
+
+
+def test_a_token_cannot_make_a_wider_scope(api: Api) -> None:
+    writer = _token(api, scope="write")
+    # A write token manages no tokens at all; an admin token's child can be anything up to it.
+    assert_error(api.post("/v1/tokens", writer["token"], json={"name": "x"}), 403)
+
+
+def test_a_project_token_sees_and_revokes_only_its_own_lineage(api: Api) -> None:
+    mine = api.project("a")
+    limited = _token(api, scope="admin", projects=[mine], name="team")
+    made = _token(api, limited["token"], name="bot", scope="read")
+    seen = {t["id"] for t in api.get("/v1/tokens", limited["token"]).json()["data"]}
+    assert seen == {limited["id"], made["id"]}
+    default = next(t for t in api.get("/v1/tokens").json()["data"] if t["name"] == "default")
+    r = api.delete(f"/v1/tokens/{default['id']}", limited["token"])
+    assert_error(r, 404, "token_not_found")
+    assert api.get("/v1/projects").status_code == 200  # the owner's token stands
+    assert api.delete(f"/v1/tokens/{made['id']}", limited["token"]).status_code == 204
+    assert_error(api.get("/v1/projects", made["token"]), 401, "token_revoked")

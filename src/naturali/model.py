@@ -57,6 +57,8 @@ class User:
     scope: Scope = "admin"
     projects: tuple[str, ...] | None = None
     token_name: str | None = None
+    token_id: str | None = None
+    token_expires_at: str | None = None  # a token it makes expires no later
 
 
 Scope = Literal["read", "write", "admin"]
@@ -76,6 +78,7 @@ class Token:
     expires_at: str | None = None
     last_used_at: str | None = None
     revoked_at: str | None = None
+    parent_id: str | None = None  # the token that made it (None: made on the data dir)
 
 
 @dataclass(frozen=True)

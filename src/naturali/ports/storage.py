@@ -96,12 +96,16 @@ class UserStorage(Protocol):
         Revoked and expired tokens are returned too: the caller says why they are refused."""
         ...
 
-    def list_tokens(self, user_id: str) -> list[Token]:
-        """A user's tokens, oldest first, revoked ones included."""
+    def list_tokens(self, user_id: str, within: str | None = None) -> list[Token]:
+        """A user's tokens, oldest first, revoked ones included; with ``within``, only that
+        token and those made through it."""
         ...
 
-    def revoke_token(self, user_id: str, token_id: str, when: str) -> bool:
-        """Revoke one of the user's tokens; False if it has no such live token."""
+    def revoke_token(
+        self, user_id: str, token_id: str, when: str, within: str | None = None
+    ) -> bool:
+        """Revoke one of the user's tokens and every token made through it, in one step;
+        False if it has no such live token (with ``within``: none made through that one)."""
         ...
 
     def touch_token(self, token_id: str, when: str) -> None:

@@ -1,6 +1,11 @@
 """Named tokens: a user holds several, each with a scope (read, write, admin), optionally
 limited to some projects and with an expiry; revoked at once. Only the SHA-256 of a secret is
-stored; the secret is returned by ``create`` and never again."""
+stored; the secret is returned by ``create`` and never again.
+
+Tokens have a lineage: a token makes only tokens within its own scope, projects and lifetime
+(expiring no later than itself), and revoking one revokes every token made through it, so a
+leaked short-lived token never becomes a permanent one. A token limited to some projects sees
+and revokes only itself and the tokens made through it."""
 
 from __future__ import annotations
 
@@ -49,8 +54,17 @@ class Tokens:
                 code="invalid_value",
                 param="scope",
             )
+        if SCOPES.index(scope) > SCOPES.index(user.scope):
+            raise InvalidRequest(
+                f"a {user.scope} token may not make a {scope} token",
+                code="invalid_value",
+                param="scope",
+            )
         limited = self._projects(user, projects)
-        token = Token(new_id("tok"), user.id, name, scope, limited, utcnow(), _expiry(expires_in))
+        expires = _earliest(_expiry(expires_in), user.token_expires_at)
+        token = Token(
+            new_id("tok"), user.id, name, scope, limited, utcnow(), expires, parent_id=user.token_id
+        )
         secret = new_token()
         self._storage.create_token(token, hash_token(secret))
         return token, secret
@@ -58,15 +72,20 @@ class Tokens:
     def list(self, user: User) -> builtins.list[Token]:
         """The caller's tokens, revoked ones included (never their secrets)."""
         self._auth.require_scope(user, "admin")
-        return self._storage.list_tokens(user.id)
+        return self._storage.list_tokens(user.id, self._within(user))
 
     def revoke(self, user: User, token_id: str) -> None:
         """Revoke one of the caller's tokens: refused from now on, here at once, on another
         server within a second."""
         self._auth.require_scope(user, "admin")
-        if not self._storage.revoke_token(user.id, token_id, utcnow()):
+        if not self._storage.revoke_token(user.id, token_id, utcnow(), self._within(user)):
             raise NotFound(f"token {token_id} not found", code="token_not_found", param="token_id")
         self._auth.forget()
+
+    @staticmethod
+    def _within(user: User) -> str | None:
+        """The lineage a token limited to projects is confined to: its own."""
+        return user.token_id if user.projects is not None else None
 
     def _projects(self, user: User, projects: builtins.list[str] | None) -> tuple[str, ...] | None:
         if projects is None:
@@ -74,6 +93,10 @@ class Tokens:
         for project_id in projects:
             self._auth.require(user, project_id, "read")  # 404 for one the caller cannot see
         return tuple(dict.fromkeys(projects))
+
+
+def _earliest(*expiries: str | None) -> str | None:
+    return min((e for e in expiries if e is not None), default=None)
 
 
 def _expiry(expires_in: str | None) -> str | None:

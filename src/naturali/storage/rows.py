@@ -198,6 +198,7 @@ def token(row: Row) -> Token:
         expires_at=row["expires_at"],
         last_used_at=row["last_used_at"],
         revoked_at=row["revoked_at"],
+        parent_id=row["parent_id"],
     )
 
 
@@ -212,6 +213,8 @@ def user_and_token(row: Row) -> tuple[User, Token]:
         scope=held.scope,
         projects=held.projects,
         token_name=held.name,
+        token_id=held.id,
+        token_expires_at=held.expires_at,
     )
     return user, held
 
@@ -230,7 +233,17 @@ def audit_entry(row: Row) -> AuditEntry:
     )
 
 
-TOKEN_COLUMNS = "token_hash, user_id, created_at, id, name, scope, projects, expires_at"
+TOKEN_COLUMNS = "token_hash, user_id, created_at, id, name, scope, projects, expires_at, parent_id"
+
+
+def lineage(placeholder: str) -> str:
+    """SQL for a token of a user (parameters: token id, user id) and every token made through
+    it, as ``lineage(id)``; the query that uses it follows."""
+    return (
+        "WITH RECURSIVE lineage(id) AS ("
+        f"SELECT id FROM tokens WHERE id = {placeholder} AND user_id = {placeholder} "
+        "UNION SELECT t.id FROM tokens t JOIN lineage l ON t.parent_id = l.id) "
+    )
 
 
 def token_row(token: Token, token_hash: str) -> tuple[Any, ...]:
@@ -245,6 +258,7 @@ def token_row(token: Token, token_hash: str) -> tuple[Any, ...]:
         token.scope,
         projects,
         token.expires_at,
+        token.parent_id,
     )
 
 

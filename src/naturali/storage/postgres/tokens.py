@@ -11,9 +11,8 @@ from naturali.model import Token, User
 from naturali.storage import rows as mapping
 from naturali.storage.postgres.connection import Database
 
-INSERT = (
-    f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)".encode()
-)
+LINEAGE = mapping.lineage("%s")
+INSERT = f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES ({', '.join(['%s'] * 9)})".encode()
 
 
 def insert_token(conn: psycopg.Connection[dict[str, Any]], token: Token, token_hash: str) -> None:
@@ -35,20 +34,46 @@ class PostgresTokens:
         )
         return mapping.user_and_token(row) if row else None
 
-    def list_tokens(self, user_id: str) -> list[Token]:
-        rows = self.db.all(
-            "SELECT * FROM tokens WHERE user_id = %s ORDER BY created_at, id", user_id
-        )
+    def list_tokens(self, user_id: str, within: str | None = None) -> list[Token]:
+        if within is None:
+            rows = self.db.all(
+                "SELECT * FROM tokens WHERE user_id = %s ORDER BY created_at, id", user_id
+            )
+        else:
+            rows = self.db.all(
+                LINEAGE + "SELECT * FROM tokens WHERE id IN (SELECT id FROM lineage) "
+                "ORDER BY created_at, id",
+                within,
+                user_id,
+            )
         return [mapping.token(r) for r in rows]
 
-    def revoke_token(self, user_id: str, token_id: str, when: str) -> bool:
+    def revoke_token(
+        self, user_id: str, token_id: str, when: str, within: str | None = None
+    ) -> bool:
         with self.db.transaction() as conn:
-            done = conn.execute(
-                b"UPDATE tokens SET revoked_at = %s WHERE user_id = %s AND id = %s "
-                b"AND revoked_at IS NULL",
-                (when, user_id, token_id),
-            ).rowcount
-        return done == 1
+            if (
+                within is not None
+                and not conn.execute(
+                    (LINEAGE + "SELECT 1 FROM lineage WHERE id = %s").encode(),
+                    (within, user_id, token_id),
+                ).fetchone()
+            ):
+                return False
+            live = conn.execute(
+                b"SELECT 1 FROM tokens WHERE id = %s AND user_id = %s AND revoked_at IS NULL "
+                b"FOR UPDATE",
+                (token_id, user_id),
+            ).fetchone()
+            if live:
+                conn.execute(
+                    (
+                        LINEAGE + "UPDATE tokens SET revoked_at = %s "
+                        "WHERE id IN (SELECT id FROM lineage) AND revoked_at IS NULL"
+                    ).encode(),
+                    (token_id, user_id, when),
+                )
+        return live is not None
 
     def touch_token(self, token_id: str, when: str) -> None:
         with self.db.transaction() as conn:

@@ -160,6 +160,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX audit_project ON audit (project_id, seq);
     """,
+    # the token that made each token: revoking one revokes what was made through it
+    """
+    ALTER TABLE tokens ADD COLUMN parent_id TEXT;
+    CREATE INDEX tokens_parent ON tokens (parent_id);
+    """,
 ]
 
 

@@ -8,7 +8,8 @@ from naturali.model import Token, User
 from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
 
-INSERT = f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+LINEAGE = mapping.lineage("?")
+INSERT = f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def insert_token(conn: sqlite3.Connection, token: Token, token_hash: str) -> None:
@@ -34,20 +35,37 @@ class SqliteTokens:
         )
         return mapping.user_and_token(row) if row else None
 
-    def list_tokens(self, user_id: str) -> list[Token]:
-        rows = self.db.conn().execute(
-            "SELECT * FROM tokens WHERE user_id = ? ORDER BY created_at, id", (user_id,)
-        )
+    def list_tokens(self, user_id: str, within: str | None = None) -> list[Token]:
+        if within is None:
+            sql, args = "SELECT * FROM tokens WHERE user_id = ?", [user_id]
+        else:
+            sql = LINEAGE + "SELECT * FROM tokens WHERE id IN (SELECT id FROM lineage)"
+            args = [within, user_id]
+        rows = self.db.conn().execute(sql + " ORDER BY created_at, id", args)
         return [mapping.token(r) for r in rows]
 
-    def revoke_token(self, user_id: str, token_id: str, when: str) -> bool:
+    def revoke_token(
+        self, user_id: str, token_id: str, when: str, within: str | None = None
+    ) -> bool:
         with self.db.write() as conn:
-            done = conn.execute(
-                "UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND id = ? "
-                "AND revoked_at IS NULL",
-                (when, user_id, token_id),
-            ).rowcount
-        return done == 1
+            if (
+                within is not None
+                and not conn.execute(
+                    LINEAGE + "SELECT 1 FROM lineage WHERE id = ?", (within, user_id, token_id)
+                ).fetchone()
+            ):
+                return False
+            live = conn.execute(
+                "SELECT 1 FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL",
+                (token_id, user_id),
+            ).fetchone()
+            if live:
+                conn.execute(
+                    LINEAGE + "UPDATE tokens SET revoked_at = ? "
+                    "WHERE id IN (SELECT id FROM lineage) AND revoked_at IS NULL",
+                    (token_id, user_id, when),
+                )
+        return live is not None
 
     def touch_token(self, token_id: str, when: str) -> None:
         with self.db.write() as conn:
