@@ -58,6 +58,13 @@ class UnsupportedMediaType(NaturaliError):
     type = "unsupported_media_type"
 
 
+class InsufficientStorage(NaturaliError):
+    """The server's disk is (nearly) full: the write was not made; searches still answer."""
+
+    status = 507
+    type = "api_error"
+
+
 class TooManyRequests(NaturaliError):
     """Over a rate or concurrency limit: try again after ``retry_after`` seconds."""
 

@@ -29,6 +29,9 @@ class Settings:
     # A version that makes more passages than this is refused (413 too_many_chunks) with
     # nothing stored: ~20 MB of prose, a 5,000-page book.
     max_chunks_per_document: int = 20_000
+    # Writes are refused (507 insufficient_storage) and /readyz answers 503 while the data
+    # dir's file system has less than this free; searches keep answering.
+    min_free_bytes: int = 100 * MiB
     bootstrap_token: str | None = None
     # Embedder: "onnx" (a shipped model, run here) or "http" (OpenAI-compatible /embeddings).
     # embedder_model names the model: for "onnx" bge-small-en-v1.5 (None: that default) or

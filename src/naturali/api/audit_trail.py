@@ -6,6 +6,7 @@ id and the status. Never a query, a body or a document's content."""
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 
 from anyio import to_thread
@@ -24,6 +25,8 @@ WRITES = {(op.method, op.path) for op in OPERATIONS if op.role == "write"} | {
     if r.method in _WRITE_METHODS and (r.role in ("write", "owner") or r.role == "any")
 }
 _MAX_BODY = 64 * 1024  # a write's answer is small; read only to find the id it created
+
+log = logging.getLogger("naturali.audit")
 
 
 class AuditTrailMiddleware:
@@ -45,8 +48,14 @@ class AuditTrailMiddleware:
             nonlocal recorded
             recorded = True
             entry = _entry(scope, request_id, status, bytes(body))
-            if entry is not None:
+            if entry is None:
+                return
+            try:
                 await to_thread.run_sync(self.naturali.audit.record, entry)
+            except Exception:
+                # The write itself stands (a full disk, the catalog gone for a moment): its
+                # caller is told the truth, and the operator that its entry is missing.
+                log.exception("the audit entry of %s %s was not written", request_id, status)
 
         async def sending(message: Message) -> None:
             nonlocal status

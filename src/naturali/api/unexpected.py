@@ -3,7 +3,8 @@
 Starlette's own handler for ``Exception`` answers and then re-raises, so that the server logs
 it; uvicorn then closes the connection. The client's next request on that keep-alive
 connection — one that had nothing to do with the failure — then died with a reset. Here the
-exception is logged and answered, and the connection stays open.
+exception is logged and answered, and the connection stays open. A write that ran out of
+disk space half-way (its transaction rolled back) is answered 507, not 500.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from naturali.api.errors import error_response
+from naturali.service.disk import full, is_disk_full
 
 log = logging.getLogger("naturali.api")
 
@@ -34,9 +36,16 @@ class AnswerUnexpected:
 
         try:
             await self.app(scope, receive, sending)
-        except Exception:
+        except Exception as exc:
             if started:  # part of an answer is out: only closing the connection can say so
                 raise
-            log.exception("unhandled error")
-            response = error_response(500, "api_error", "internal_error", "internal server error")
+            if is_disk_full(exc):
+                log.error("a write ran out of disk space: %s", exc)
+                refused = full("it ran out of space during this write")
+                response = error_response(507, refused.type, refused.code, refused.message)
+            else:
+                log.exception("unhandled error")
+                response = error_response(
+                    500, "api_error", "internal_error", "internal server error"
+                )
             await response(scope, receive, send)

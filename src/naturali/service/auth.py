@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Literal
 
 from naturali.errors import Forbidden, NotFound, Unauthenticated
@@ -27,6 +29,8 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+log = logging.getLogger("naturali.auth")
+
 # Tokens remembered per process (the most recently used), each for at most ``KNOWN_SECONDS``:
 # a revocation on another server (PostgreSQL) is refused here within that time, one on this
 # server at once (``forget``). A token that is not found is never remembered.
@@ -37,8 +41,10 @@ TOUCH_SECONDS = 60.0
 
 
 class Auth:
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, before_write: Callable[[], None] = lambda: None) -> None:
         self._storage = storage
+        # Every write passes this first, once its caller may make it (the disk's floor).
+        self._before_write = before_write
         # Every HTTP request is authenticated on the event loop: a store read each time was
         # ~7% of the loop's time under load, and a round trip on PostgreSQL.
         self._known: OrderedDict[str, tuple[User, Token, float]] = OrderedDict()
@@ -84,7 +90,10 @@ class Auth:
         now = time.monotonic()
         if now - self._touched.get(held.id, -TOUCH_SECONDS) >= TOUCH_SECONDS:
             self._touched[held.id] = now
-            self._storage.touch_token(held.id, utcnow())
+            try:
+                self._storage.touch_token(held.id, utcnow())
+            except Exception:  # a full disk, a busy catalog: the request stands without it
+                log.warning("could not record when token %s was last used", held.id)
 
     def require_scope(self, user: User, need: Scope, *, every_project: bool = False) -> None:
         """For what is not one project's: the token's scope must reach ``need``, and with
@@ -126,4 +135,10 @@ class Auth:
                 code="insufficient_role",
             )
         self.require_scope(user, _SCOPE_FOR[need])
+        if need != "read":
+            self.writing()
         return member
+
+    def writing(self) -> None:
+        """A write is about to be made: refused here if it cannot be (a full disk)."""
+        self._before_write()

@@ -25,6 +25,7 @@ from naturali.retrieval.vectors import ScanPool
 from naturali.service.audit import AuditTrail
 from naturali.service.auth import Auth
 from naturali.service.dates import Dates
+from naturali.service.disk import DiskSpace
 from naturali.service.documents import Documents
 from naturali.service.indexer import BackgroundIndexer
 from naturali.service.ingestion import IngestionWorker
@@ -84,7 +85,8 @@ class Services:
         self._load_reranker = load_reranker
         self._reranker: Reranker | None = None
         self._reranker_lock = threading.Lock()
-        self.auth = Auth(self.storage)
+        self.disk = DiskSpace(data_dir, settings.min_free_bytes)
+        self.auth = Auth(self.storage, self.disk.check)
         self.indexes_restored = threading.Event()  # set by restore_indexes (naturali serve)
         self.users = Users(self.storage)
         self.tokens = Tokens(self.storage, self.auth)
@@ -213,6 +215,8 @@ class Services:
             self.storage.count_users()
         except Exception as exc:  # any failure of the database is a reason not to be ready
             waiting.append(f"the catalog is unreachable: {exc}")
+        if self.disk.low():
+            waiting.append(f"the disk is nearly full ({self.disk.free() // 1024} KiB free)")
         return waiting
 
     def restore_indexes(self) -> list[str]:

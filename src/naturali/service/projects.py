@@ -24,6 +24,7 @@ class Projects:
     def create(self, user: User, name: str) -> tuple[Project, Member]:
         """A project with the caller as its owner (a write token not limited to projects)."""
         self._auth.require_scope(user, "write", every_project=True)
+        self._auth.writing()
         if not name.strip() or len(name) > 200:
             raise InvalidRequest("name must be 1–200 characters", code="invalid_name", param="name")
         validation.one_line(name, "name", "invalid_name")

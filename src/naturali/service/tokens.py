@@ -61,6 +61,7 @@ class Tokens:
                 param="scope",
             )
         limited = self._projects(user, projects)
+        self._auth.writing()
         expires = _earliest(_expiry(expires_in), user.token_expires_at)
         token = Token(
             new_id("tok"), user.id, name, scope, limited, utcnow(), expires, parent_id=user.token_id
@@ -78,6 +79,7 @@ class Tokens:
         """Revoke one of the caller's tokens: refused from now on, here at once, on another
         server within a second."""
         self._auth.require_scope(user, "admin")
+        self._auth.writing()
         if not self._storage.revoke_token(user.id, token_id, utcnow(), self._within(user)):
             raise NotFound(f"token {token_id} not found", code="token_not_found", param="token_id")
         self._auth.forget()
