@@ -90,3 +90,58 @@ def _key(token: str) -> str:
     from naturali.service.auth import hash_token
 
     return hash_token(token)
+
+
+def test_a_quota_holds_under_racing_writers_on_two_servers(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    """16 writers at once, half through each of two servers (on SQLite, two services on one
+    data dir), against a quota 4 memories away: exactly 4 are kept."""
+    apis = make_api(tmp_path / "a", embedder, backend, quota_memories=8)
+    api = next(apis)
+    try:
+        _race(api, tmp_path, embedder, backend)
+    finally:
+        apis.close()
+
+
+def _race(api: Api, tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]) -> None:
+    import threading
+
+    from fastapi.testclient import TestClient
+
+    from naturali.api.app import create_app
+    from naturali.compose import build_services
+    from naturali.settings import Settings
+
+    project = api.project()
+    store = api.post(f"/v1/projects/{project}/memory_stores", json={"name": "kb"}).json()["id"]
+    url = f"/v1/projects/{project}/memory_stores/{store}/memories"
+    for n in range(4):
+        assert api.post(url, json={"content": f"Memory {n}."}).is_success
+    other = Settings(data_dir=tmp_path / "a" / "data", quota_memories=8, **backend)
+    if backend:  # PostgreSQL: a second server with its own data dir and cache
+        other = Settings(data_dir=tmp_path / "b", quota_memories=8, **backend)
+    second = build_services(other, embedder=embedder)
+    statuses: list[int] = []
+    barrier = threading.Barrier(16)
+    try:
+        with TestClient(create_app(second)) as http:
+            clients = [api.http, http]
+
+            def write(n: int) -> None:
+                barrier.wait()
+                r = clients[n % 2].post(
+                    url, json={"content": f"Racing {n}."}, headers=api.headers()
+                )
+                statuses.append(r.status_code)
+
+            threads = [threading.Thread(target=write, args=(n,)) for n in range(16)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        second.close()
+    assert sorted(statuses) == [201] * 4 + [409] * 12
+    assert api.get(f"/v1/projects/{project}/usage").json()["memories"] == 8

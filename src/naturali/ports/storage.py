@@ -10,6 +10,7 @@ transactions, so a crash mid-ingest leaves the previous version searchable.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -170,6 +171,11 @@ class DocumentStorage(Protocol):
 
     def project_usage(self, project_id: str) -> ProjectUsage:
         """What the project stores now (for its quotas and ``/usage``)."""
+        ...
+
+    def project_lock(self, project_id: str) -> AbstractContextManager[None]:
+        """Held by one writer of the project at a time, across threads, processes and
+        servers: a quota's check and the write it admits are one step under it."""
         ...
 
     def list_documents(

@@ -206,15 +206,15 @@ class Documents:
         prepared = self._prepare(project_id, current, upload)
         if isinstance(prepared, Document):
             return self._with_status([prepared])[0]
-        self._quotas.check(
+        with self._quotas.reserve(
             project_id,
             documents=0 if current else 1,
             bytes=prepared.document.size - (current.size if current else 0),
             chunks=len(prepared.drafts) - (current.chunk_count if current else 0),
-        )
-        if len(prepared.drafts) <= INLINE_CHUNKS:
-            return self._commit([prepared])[0]
-        return self._enqueue(prepared, current)
+        ):
+            if len(prepared.drafts) <= INLINE_CHUNKS:
+                return self._commit([prepared])[0]
+            return self._enqueue(prepared, current)
 
     def _enqueue(self, prepared: _Prepared, current: Document | None) -> Document:
         """Store the file and queue the version's embedding; the document as it stands."""

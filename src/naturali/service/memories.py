@@ -171,7 +171,6 @@ class Memories:
         self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         body = _content(content)
-        self._quotas.check(project_id, memories=1, chunks=1)
         record = {
             "kind": "claim",
             "type": "fact",
@@ -179,10 +178,11 @@ class Memories:
             "tags": tags_to_strings(validation.tags(tags)),
             "body": body,
         }
-        written = self._mutations.save_in(
-            _key(store), SaveRequest(requestId=new_id("req"), id=new_id("mem"), record=record)
-        )
-        return self._indexed(store, written)
+        with self._quotas.reserve(project_id, memories=1, chunks=1):
+            written = self._mutations.save_in(
+                _key(store), SaveRequest(requestId=new_id("req"), id=new_id("mem"), record=record)
+            )
+            return self._indexed(store, written)
 
     def update(
         self,

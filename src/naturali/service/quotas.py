@@ -1,11 +1,14 @@
 """Per-project quotas on what a project stores — bytes of its documents' current versions,
 documents, chunks, memories — counted in the catalog, so shared by every server. A write
 that would go over one is refused (409 ``quota_exceeded``, naming the quota) before anything
-is written. Two writes racing each other may both pass a quota's last step: it is a budget,
-not a lock."""
+is written. With a quota set, the check and the write it admits are one step under the
+project's lock (``reserve``: a file lock on SQLite, an advisory lock on PostgreSQL), so
+writers racing on any number of servers never take a project past it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 
 from naturali.errors import Conflict
@@ -34,6 +37,26 @@ class Quotas:
 
     def usage(self, project_id: str) -> ProjectUsage:
         return self._storage.project_usage(project_id)
+
+    @contextmanager
+    def reserve(
+        self,
+        project_id: str,
+        *,
+        documents: int = 0,
+        bytes: int = 0,  # noqa: A002 - the quota's own name
+        chunks: int = 0,
+        memories: int = 0,
+    ) -> Iterator[None]:
+        """Check, then hold the project until the write in this block is made."""
+        if not self.limits.any:
+            yield
+            return
+        with self._storage.project_lock(project_id):
+            self.check(
+                project_id, documents=documents, bytes=bytes, chunks=chunks, memories=memories
+            )
+            yield
 
     def check(
         self,

@@ -6,7 +6,8 @@ server's index can follow them with two cursors, as it does on SQLite."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, cast
 
 import numpy as np
@@ -93,6 +94,20 @@ class PostgresStorage(PostgresIngestJobs, PostgresOverview, PostgresTokens, Post
 
     def vector_search(self) -> PostgresVectorSearch:
         return PostgresVectorSearch(self.db)
+
+    @contextmanager
+    def project_lock(self, project_id: str) -> Iterator[None]:
+        # A session advisory lock on a connection of its own, held for the whole step.
+        key = b"SELECT pg_advisory_lock(hashtextextended(%s, 0))"
+        with self.db.pool.connection() as conn:
+            conn.execute(key, (f"project:{project_id}",))
+            try:
+                yield
+            finally:
+                conn.execute(
+                    b"SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
+                    (f"project:{project_id}",),
+                )
 
     # users and tokens ---------------------------------------------------------------------
     def create_user(self, user: User, token: Token, token_hash: str) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -63,7 +66,19 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, SqliteTokens, SqliteAudit)
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path)
+        self._locks = path.parent / "locks"
         migrate(self.db.conn(), path.with_suffix(".lock"))
+
+    @contextmanager
+    def project_lock(self, project_id: str) -> Iterator[None]:
+        # A file lock: every thread and process on the data dir opens its own descriptor.
+        self._locks.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(self._locks / f"{project_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         self.db.close()
