@@ -77,6 +77,10 @@ def test_backup_while_writing_then_restore(tmp_path: Path) -> None:
     restored = tmp_path / "restored"
     done = _admin("restore", str(tmp_path / "backup"), "--data-dir", str(restored))
     assert done.returncode == 0, done.stderr
+    for copy in (tmp_path / "backup", restored):  # the owner's alone, like the data dir
+        for path in [copy, *copy.rglob("*")]:
+            if not path.is_symlink():
+                assert path.stat().st_mode & 0o077 == 0, path
     refused = _admin("restore", str(tmp_path / "backup"), "--data-dir", str(restored))
     assert refused.returncode != 0  # never over a data dir in use
     again = start(restored, tmp_path, token=server.token, log_name="restored.log")

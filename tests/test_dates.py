@@ -323,6 +323,8 @@ def test_chronicle_day_in_a_time_zone(vault: Vault) -> None:
         400,
     )
     assert_error(vault.api.post(f"{vault.base}/chronicle/day", json={"date": "2026-02-30"}), 400)
+    for edge in ({"date": "9999-12-31"}, {"date": "9999-12-30", "week": True}):
+        assert_error(vault.api.post(f"{vault.base}/chronicle/day", json=edge), 400, "invalid_date")
 
 
 def test_chronicle_week_is_monday_to_sunday_across_dst(vault: Vault) -> None:

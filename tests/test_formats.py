@@ -250,6 +250,17 @@ def _in_document(declaration: bytes, body: bytes) -> Callable[[str, bytes], byte
     return change
 
 
+def _as_ebcdic_with_entity(name: str, content: bytes) -> bytes:
+    if not name.endswith(".xhtml") or b"<html" not in content:
+        return content
+    chapter = (
+        '<?xml version="1.0" encoding="IBM037"?>\n'
+        '<!DOCTYPE html [<!ENTITY leak SYSTEM "file:///etc/hostname">]>\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><body><p>&leak;</p></body></html>'
+    )
+    return chapter.encode("cp037")
+
+
 def _keep(_name: str, content: bytes) -> bytes:
     return content
 
@@ -290,6 +301,12 @@ ATTACKS = {
     "zip bomb": (
         "review.pptx",
         lambda: _rezip(_slides(), _keep, {"ppt/media/fill.bin": b"\0" * (300 * 1024 * 1024)}),
+        400,
+        "unsafe_file",
+    ),
+    "entities in a chapter declared as EBCDIC": (
+        "handbook.epub",
+        lambda: _rezip(_book(), _as_ebcdic_with_entity, {}),
         400,
         "unsafe_file",
     ),

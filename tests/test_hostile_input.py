@@ -411,3 +411,15 @@ def test_an_unexpected_error_is_a_500_and_the_connection_stays_open(
         server.should_exit = True
         thread.join(30)
         naturali.close()
+
+
+def test_every_answer_carries_the_browser_safety_headers(api: Api) -> None:
+    for url in ("/ui/", "/ui/app.js", "/v1/projects", "/v1/nope", "/openapi.json"):
+        r = api.get(url)
+        assert r.headers["x-content-type-options"] == "nosniff", url
+        assert r.headers["x-frame-options"] == "DENY", url
+        assert r.headers["referrer-policy"] == "no-referrer", url
+        csp = r.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp, url
+    ui = api.get("/ui/").headers["content-security-policy"]
+    assert "script-src 'self'" in ui and "default-src 'none'" in ui

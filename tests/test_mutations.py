@@ -254,3 +254,22 @@ def test_creating_an_id_that_files_already_claim_is_a_conflict(store: Store) -> 
     )
     assert_error(r, 409, "record_exists")
     assert not (store.vault / "clm_twice.md").exists()
+
+
+def test_temp_files_of_interrupted_writes_are_cleaned(api: Api) -> None:
+    """A kill -9 inside an atomic write leaves a temp file: one old enough is removed when the
+    server starts, any when the store is next written (under its lock)."""
+    import os
+    import time
+
+    store = Store(api)
+    store.save("first", kind="claim", title="Refunds", body="Refunds take five days.")
+    old, fresh = store.vault / ".tmp-old.part", store.vault / "claims" / ".tmp-new.part"
+    fresh.parent.mkdir(exist_ok=True)
+    old.write_text("half")
+    fresh.write_text("half")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    api.naturali.restore_indexes()  # what `naturali serve` does at start
+    assert not old.exists() and fresh.exists()
+    store.save("second", kind="claim", title="Shipping", body="Shipping takes two days.")
+    assert not fresh.exists()

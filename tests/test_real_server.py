@@ -165,6 +165,21 @@ def test_cli_sync_mirrors_a_folder_then_has_nothing_to_do(server: Server, tmp_pa
         (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
         failing = sync()
         assert failing.returncode == 1 and "/zoo/broken.pdf" in failing.stderr
+        (tmp_path / "broken.pdf").unlink()
+
+        # A link out of the folder is not the folder's: skipped, and said so.
+        secret = tmp_path.parent / f"{tmp_path.name}-secret.txt"
+        secret.write_text("root:x:0:0:root:/root:/bin/bash")
+        (tmp_path / "passwd.txt").symlink_to(secret)
+        (tmp_path / "inside.md").symlink_to(tmp_path / "a.md")  # within: uploaded
+        linked = sync()
+        assert linked.returncode == 0, linked.stderr
+        assert "passwd.txt: skipped, a link to a file outside" in linked.stderr
+        paths = {d.path for d in client.documents.list(project_id=project)}
+        assert "/zoo/passwd.txt" not in paths and "/zoo/inside.md" in paths
+        allowed = sync("--follow-outside")
+        assert allowed.returncode == 0, allowed.stderr
+        assert "/zoo/passwd.txt" in {d.path for d in client.documents.list(project_id=project)}
 
 
 def test_cli_and_sdk_tokens_scoped_listed_revoked(server: Server) -> None:

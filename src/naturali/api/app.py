@@ -33,6 +33,7 @@ from naturali.api.routes import (
     records,
     tokens,
 )
+from naturali.api.security_headers import SecurityHeaders
 from naturali.api.unexpected import AnswerUnexpected
 from naturali.service.container import Services
 
@@ -84,6 +85,7 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
     metrics = Metrics(naturali)
     app.add_middleware(AccessLog, record=metrics.observe_request)
     app.add_middleware(AnswerUnexpected)
+    app.add_middleware(SecurityHeaders)  # on every answer, a 500's too
     _document_errors(app)
 
     _operations(app, naturali, metrics)

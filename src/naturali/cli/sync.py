@@ -42,16 +42,25 @@ class Plan:
         return created + [(p, f, d) for p, f, d in self.update]
 
 
-def local_files(directory: Path, prefix: str) -> dict[str, Path]:
-    """Every file naturali ingests under the directory, by its logical path; hidden files and
-    folders (``.git``) are left out."""
+def local_files(
+    directory: Path, prefix: str, outside: bool = False
+) -> tuple[dict[str, Path], list[str]]:
+    """Every file naturali ingests under the directory, by its logical path, and the links
+    left out because their real path is outside the directory (unless ``outside``); hidden
+    files and folders (``.git``) are left out too."""
     found: dict[str, Path] = {}
+    escaped: list[str] = []
+    root = directory.resolve()
     for file in sorted(directory.rglob("*")):
         relative = file.relative_to(directory)
         hidden = any(part.startswith(".") for part in relative.parts)
-        if file.is_file() and file.suffix.lower() in SUFFIXES and not hidden:
-            found[prefix + relative.as_posix()] = file
-    return found
+        if not file.is_file() or file.suffix.lower() not in SUFFIXES or hidden:
+            continue
+        if not outside and not file.resolve().is_relative_to(root):
+            escaped.append(relative.as_posix())  # a link to /etc/passwd is not the folder's
+            continue
+        found[prefix + relative.as_posix()] = file
+    return found, escaped
 
 
 def plan(files: dict[str, Path], documents: dict[str, tuple[str, str]], delete: bool) -> Plan:
@@ -82,6 +91,13 @@ def sync(
     ),
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
+    follow_outside: Annotated[
+        bool,
+        typer.Option(
+            "--follow-outside",
+            help="Also upload files whose real path is outside DIRECTORY (symbolic links)",
+        ),
+    ] = False,
 ) -> None:
     """Mirror DIRECTORY into the project at PATH + each file's relative path: upload new
     files, new versions of changed ones, and with --delete remove what is gone. Exits 1
@@ -92,7 +108,15 @@ def sync(
             d.path: (d.id, d.content_hash)
             for d in api.documents.list(project_id=project, path_prefix=prefix)
         }
-        todo = plan(local_files(directory, prefix), documents, delete)
+        files, escaped = local_files(directory, prefix, follow_outside)
+        for relative in escaped:
+            typer.secho(
+                f"{relative}: skipped, a link to a file outside {directory} "
+                "(--follow-outside uploads it)",
+                err=True,
+                fg=typer.colors.YELLOW,
+            )
+        todo = plan(files, documents, delete)
         if dry_run:
             _print_plan(todo)
             return
@@ -120,7 +144,7 @@ def ingest(
 ) -> None:
     """Upload every file naturali ingests under DIRECTORY at PATH + its relative path (naturali
     sync without --delete): new files, new versions of changed ones."""
-    sync(directory, project, path, False, False, base_url, token)
+    sync(directory, project, path, False, False, base_url, token, False)
 
 
 def _print_plan(todo: Plan) -> None:

@@ -5,6 +5,7 @@ restarted server does not rebuild them from every chunk."""
 from __future__ import annotations
 
 import functools
+import logging
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from naturali.model import Chunk, IndexState, SourceType, tag_pairs
-from naturali.ports.storage import ChunkChanges, Storage
+from naturali.ports.storage import ChunkChanges, Storage, VectorSearch
 from naturali.retrieval import snapshot
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.index import ProjectIndex
@@ -22,6 +23,8 @@ from naturali.retrieval.owners import OwnerAttrs, owner_key
 from naturali.retrieval.stored_vectors import StoredVectors
 
 T = TypeVar("T")
+
+log = logging.getLogger("naturali.index")
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class IndexRegistry:
         self._vector_search = storage.vector_search() if stored_vectors_from else None
         self._stored_vectors_from = stored_vectors_from
         self._building: set[str] = set()  # projects whose store-side index was asked for
+        self._builders: list[threading.Thread] = []
         self._dimension = dimension
         self._model_id = model_id
         self._budget = memory_budget
@@ -151,10 +155,20 @@ class IndexRegistry:
             self._building.add(project_id)
         if first:
             build = functools.partial(
-                search.index_vectors, project_id, index.model_id, index.dimension
+                self._build_stored, search, project_id, index.model_id, index.dimension
             )
-            threading.Thread(target=build, name="naturali-vector-index", daemon=True).start()
+            builder = threading.Thread(target=build, name="naturali-vector-index", daemon=True)
+            with self._guard:
+                self._builders.append(builder)
+            builder.start()
         return StoredVectors(search, index)
+
+    @staticmethod
+    def _build_stored(search: VectorSearch, project_id: str, model_id: str, dimension: int) -> None:
+        try:
+            search.index_vectors(project_id, model_id, dimension)
+        except Exception:  # the database gone (a shutdown): the next server builds it
+            log.exception("building the stored vector index of %s failed", project_id)
 
     def _fresh(self, project_id: str, *, reuse_snapshot: bool) -> ProjectIndex:
         """The project's saved index when there is one that matches, else an empty one (the
@@ -256,8 +270,9 @@ class IndexRegistry:
     def close(self) -> None:
         """Wait for snapshots being written, then save every index changed since its last."""
         with self._guard:
-            pending = list(self._saving.values())
+            pending = list(self._saving.values()) + self._builders
             changed = [p for p, i in self._indexes.items() if self._unsaved(p, i)]
+        # Joined before the store closes: a thread must never outlive its database.
         for thread in pending:
             thread.join()
         if self._snapshots is not None:

@@ -41,8 +41,10 @@ from naturali.service.stores import StoreRegistry
 from naturali.service.tokens import Tokens
 from naturali.service.write_engine import WriteEngine
 from naturali.settings import Settings
+from naturali.vault.files import remove_temp_files
 
 log = logging.getLogger(__name__)
+TEMP_FILE_SECONDS = 300.0
 
 OWNER_TOKEN_FILE = "owner-token"
 
@@ -228,6 +230,7 @@ class Services:
             self.indexes_restored.set()
 
     def _restore_indexes(self) -> list[str]:
+        self._remove_interrupted_temp_files()
         started = time.monotonic()
         try:
             restored = self.indexes.restore(lambda p: self.storage.get_project(p) is not None)
@@ -238,6 +241,14 @@ class Services:
             took = time.monotonic() - started
             log.info("restored the search indexes of %d project(s) in %.1f s", len(restored), took)
         return restored
+
+    def _remove_interrupted_temp_files(self) -> None:
+        """At start: temp files of writes a kill interrupted (five minutes old: no live write's,
+        even another server's on a shared data dir)."""
+        stores = self.settings.data_dir / "stores"
+        for vault in stores.glob("*/vault") if stores.is_dir() else ():
+            for path in remove_temp_files(vault, older_than=TEMP_FILE_SECONDS):
+                log.info("removed %s, left by an interrupted write", path)
 
     def close(self) -> None:
         """Stop the background indexer and the search threads, then close every store and

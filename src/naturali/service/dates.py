@@ -333,10 +333,17 @@ class Dates:
             ) from None
         if len(request.date) != 10:
             raise InvalidRequest("date must be YYYY-MM-DD", code="invalid_date", param="date")
-        first = day - timedelta(days=day.weekday()) if request.week else day
-        last = first + timedelta(days=7 if request.week else 1)
-        start = to_us(datetime(first.year, first.month, first.day, tzinfo=zone))
-        end = to_us(datetime(last.year, last.month, last.day, tzinfo=zone))
+        try:
+            first = day - timedelta(days=day.weekday()) if request.week else day
+            last = first + timedelta(days=7 if request.week else 1)
+            start = to_us(datetime(first.year, first.month, first.day, tzinfo=zone))
+            end = to_us(datetime(last.year, last.month, last.day, tzinfo=zone))
+        except (OverflowError, ValueError):
+            raise InvalidRequest(
+                f"date {request.date!r} is out of the range of dates (years 1 to 9999)",
+                code="invalid_date",
+                param="date",
+            ) from None
         try:
             with self._reading(user, project_id, store_id, request.asOf) as reading:
                 hits = self._hits(reading, "occurred_at", start, end, None, kind=request.kind)

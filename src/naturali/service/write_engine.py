@@ -142,10 +142,8 @@ class WriteEngine:
         then retry pending Git commits."""
         finished = []
         incomplete = opened.state.journal_incomplete()
-        if incomplete:
-            # A temp file can only be left by a write whose entry is still incomplete; the
-            # store lock is held, so no live writer owns one.
-            remove_temp_files(opened.store_dir / "vault")
+        # The store lock is held, so no live writer owns a temp file: any is a killed one's.
+        remove_temp_files(opened.store_dir / "vault")
         for entry in incomplete:
             self._apply(opened, entry)
             finished.append(entry.request_id)

@@ -16,6 +16,7 @@ function h(tag, attrs = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
     else if (key === 'html') el.innerHTML = value;
+    else if (key === 'style') el.style.cssText = value; // CSSOM: allowed by the page's CSP
     else el.setAttribute(key, value === true ? '' : value);
   }
   for (const child of children.flat()) {

@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 TEMP_PREFIX, TEMP_SUFFIX = ".tmp-", ".part"
 
 
-def remove_temp_files(vault: Path) -> list[Path]:
-    """Temp files an interrupted atomic write left behind (call only while no write runs)."""
-    found = [p for p in vault.rglob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}") if ".git" not in p.parts]
+def remove_temp_files(vault: Path, older_than: float = 0.0) -> list[Path]:
+    """Temp files an interrupted atomic write left behind: all of them while no write runs
+    (under the store's lock), or without the lock those older than any write takes."""
+    cutoff = time.time() - older_than
+    found = [
+        p
+        for p in vault.rglob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}")
+        if ".git" not in p.parts and (not older_than or _mtime(p) < cutoff)
+    ]
     for path in found:
         path.unlink(missing_ok=True)
     return found
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return float("inf")
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -7,9 +7,12 @@ has one, a DTD."""
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import io
 import re
 import zipfile
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from naturali.ingest.formats import FormatError
@@ -66,10 +69,29 @@ def _read(archive: zipfile.ZipFile, member: zipfile.ZipInfo, kind: str) -> bytes
 
 
 def _check_xml(data: bytes, name: str, kind: str, dtd_allowed: bool) -> None:
-    for encoding in ("utf-8", "utf-16-le", "utf-16-be"):
-        if "<!ENTITY".encode(encoding) in data:
+    """Entities and DTDs are looked for in the text the XML parser would read, whatever the
+    encoding the member declares (UTF-16, UTF-32, EBCDIC…), not only in its raw bytes."""
+    for text in _decodings(data):
+        if "<!ENTITY" in text:
             raise FormatError(
                 "unsafe_file", f"the {kind} file declares XML entities ({name}); refused"
             )
-        if not dtd_allowed and "<!DOCTYPE".encode(encoding) in data:
+        if not dtd_allowed and "<!DOCTYPE" in text:
             raise FormatError("unsafe_file", f"the {kind} file carries a DTD ({name}); refused")
+
+
+_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "cp037", "cp500")
+_DECLARED = re.compile(r"""encoding\s*=\s*["']([A-Za-z0-9._-]{1,40})["']""")
+
+
+def _decodings(data: bytes) -> Iterator[str]:
+    """The member as text in every encoding an XML parser could take it to be: the usual
+    ones, EBCDIC's, and the one its declaration names."""
+    encodings = list(_ENCODINGS)
+    for guess in ("latin-1", "cp037", "utf-16-le", "utf-16-be"):
+        declared = _DECLARED.search(data[:400].decode(guess, errors="ignore"))
+        if declared:
+            with contextlib.suppress(LookupError):  # a name Python has no codec for
+                encodings.append(codecs.lookup(declared.group(1)).name)
+    for encoding in dict.fromkeys(encodings):
+        yield data.decode(encoding, errors="ignore")

@@ -46,6 +46,7 @@ def backup(settings: Settings, dest: Path, say: Callable[[str], None] = lambda _
     for store in sorted(p for p in stores.iterdir() if p.is_dir()) if stores.exists() else []:
         _copy_store(store, dest / "stores" / store.name)
         say(f"store {store.name} copied")
+    owner_only(dest)
 
 
 def restore(backup_dir: Path, data_dir: Path) -> None:
@@ -54,7 +55,20 @@ def restore(backup_dir: Path, data_dir: Path) -> None:
         raise InvalidRequest(f"{backup_dir} is not a naturali backup", code="not_a_backup")
     _empty_or_new(data_dir)
     shutil.copytree(backup_dir, data_dir, dirs_exist_ok=True)
-    os.chmod(data_dir, 0o700)
+    owner_only(data_dir)
+
+
+def owner_only(root: Path) -> None:
+    """Every folder and file under ``root`` readable by its owner alone, like the data dir
+    (copies take the umask of whoever ran the command; a record or a token is no one else's)."""
+    os.chmod(root, 0o700)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs:
+            os.chmod(os.path.join(folder, name), 0o700)
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.stat(path).st_mode & 0o700)
 
 
 def _copy_store(store: Path, target: Path) -> None:
