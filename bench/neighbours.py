@@ -117,10 +117,11 @@ def searches(base, headers, project, texts, seconds, peak, pid, statuses, stop=N
     deadline = time.perf_counter() + (seconds or 1e9)
 
     def client(seed: int) -> None:
-        rng = random.Random(seed)
+        rng, n = random.Random(seed), 0
         with httpx.Client(base_url=base, headers=headers, timeout=600) as http:
             while time.perf_counter() < deadline and not (stop and stop.is_set()):
-                body = {"query": rng.choice(texts), "limit": 10}
+                n += 1  # every text distinct: each query is embedded, none cached
+                body = {"query": f"{rng.choice(texts)} ({seed}-{n})", "limit": 10}
                 started = time.perf_counter()
                 r = http.post(f"/v1/projects/{project}/knowledge/search", json=body)
                 with lock:

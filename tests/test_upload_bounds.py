@@ -101,3 +101,18 @@ def test_a_file_whose_bytes_are_another_format_is_415(api: Api) -> None:
     assert api.get(f"/v1/projects/{project}/documents").json()["data"] == []
     json_bytes = json.dumps({"refund": "five days"}).encode()
     assert api.upload(project, "/ok.json", json_bytes, "ok.json").status_code == 201
+
+
+def test_a_150_page_report_is_read_whole_and_cites_its_pages(api: Api) -> None:
+    pages = [
+        f"Item {p}. Revenue and operating income of segment {p % 7} for the fiscal year. " * 8
+        for p in range(150)
+    ]
+    pages[119] += "The board approved the zebra clause on page one hundred twenty."
+    project = api.project()
+    r = api.upload(project, "/10-k.pdf", text_pdf(pages, title="Annual report"), "10-k.pdf")
+    assert r.status_code == 202, r.text
+    document = api.ready(project, r.json()["id"])
+    assert document["page_count"] == 150 and document["title"] == "Annual report"
+    hits = api.search(project, query="zebra clause approved by the board").json()["results"]
+    assert hits[0]["page"] == 120
