@@ -126,6 +126,7 @@ class IngestionWorker:
                 if not self._woken and not self._closed:
                     self._wake.wait(POLL_SECONDS)
                 self._woken = False
+        self._hand_back()
 
     def _batch(self, held: _Held) -> bool:
         """Embed the job's next batch, and write the version once it is whole; whether the
