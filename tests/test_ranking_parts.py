@@ -414,3 +414,35 @@ def test_path_prefixes_select_what_checking_every_owner_selects() -> None:
         assert mask.tolist() == [p.startswith(prefixes) for p in paths], prefixes
     tagged = Selection(memories=False, path_prefixes=("/a",), tags=frozenset({("k", "v")}))
     assert not index.select(tagged).any()  # the prefixes' owners still meet the tags
+
+
+def test_a_new_filter_is_its_field_and_its_clause_with_no_shortcut_skipping_it() -> None:
+    """A filter this code does not have (excluded path prefixes), planted as Selection's
+    documentation says: the index's shortcuts (documents unfiltered; the prefixes the whole
+    filter) see the field and leave the decision to ``accepts``."""
+    from dataclasses import dataclass
+
+    from naturali.retrieval import index as index_module
+
+    assert "path_exclude" not in {f for f in Selection.__dataclass_fields__}
+
+    @dataclass(frozen=True)
+    class Planted(Selection):
+        path_exclude: tuple[str, ...] = index_module._narrows((), SourceType.DOCUMENT)  # noqa: SLF001
+
+        def accepts(self, attrs: OwnerAttrs) -> bool:
+            excluded = bool(self.path_exclude) and attrs.path.startswith(self.path_exclude)
+            return super().accepts(attrs) and not excluded
+
+    index = ProjectIndex("p", 4)
+    paths = ["/a/x.md", "/a/old/y.md", "/b/z.md"]
+    added = _chunks(1, [(SourceType.DOCUMENT, f"doc_{i}") for i in range(len(paths))])
+    owners = {
+        owner_key(c.source_type, c.owner_id): OwnerAttrs(SourceType.DOCUMENT, c.owner_id, path)
+        for c, path in zip(added, paths, strict=True)
+    }
+    index.apply(added, [], owners)
+    alone = Planted(memories=False, path_exclude=("/a/old/",))
+    assert index.select(alone).tolist() == [True, False, True]
+    with_prefix = Planted(memories=False, path_prefixes=("/a/",), path_exclude=("/a/old/",))
+    assert index.select(with_prefix).tolist() == [True, False, False]

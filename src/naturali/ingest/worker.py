@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
-from naturali.embed.tokenizer import count_words
+from naturali.embed.tokenizer import count_words, load_tokenizer
 from naturali.errors import NaturaliError
 from naturali.ingest import limits
 from naturali.ingest.chunk import TooManyChunks, chunk_pages
@@ -71,8 +71,6 @@ def _counter(name: str) -> Counter:
     model's tokenizer being unknown) words, a conservative stand-in."""
     if name not in _counters:
         if name == "wordpiece":
-            from naturali.embed.tokenizer import load_tokenizer  # not needed for "words"
-
             tokenizer = load_tokenizer()
             _counters[name] = lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
         else:

@@ -9,7 +9,8 @@ half of its rows are dead.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,20 +24,31 @@ from naturali.text.tokens import terms
 TagPairs = frozenset[tuple[str, str]]
 
 
+def _narrows(default: object, *sources: SourceType) -> Any:
+    """A filter field of Selection: the sources it narrows, and its default, the (immutable)
+    value that lets all of them through, what ``takes_all`` and ``paths_only`` compare with."""
+    return field(default=default, metadata={"narrows": frozenset(sources)})
+
+
 @dataclass(frozen=True)
 class Selection:
-    """The owners a search may return. Documents: all, or those of ``document_ids``, under a
-    ``path_prefixes`` entry, carrying every ``tags`` pair. Memories: those of an existing
-    store (``store_tags``: store id → the store's own pairs), of ``store_ids`` when given,
-    carrying every ``tags`` pair between the store's pairs and the memory's."""
+    """The owners a search may return: the one predicate of a search's filters. Documents:
+    all, or those of ``document_ids``, under a ``path_prefixes`` entry, carrying every
+    ``tags`` pair. Memories: those of an existing store (``store_tags``: store id → the
+    store's own pairs), of ``store_ids`` when given, carrying every ``tags`` pair between the
+    store's pairs and the memory's.
+
+    A new filter is a field made with ``_narrows`` and its clause in ``accepts``: the
+    shortcuts the index takes (every owner of a source at once; documents by path alone) are
+    derived from the fields, so none can skip it."""
 
     documents: bool = True
     memories: bool = True
-    document_ids: tuple[str, ...] | None = None
-    path_prefixes: tuple[str, ...] = ()
-    store_ids: frozenset[str] | None = None
+    document_ids: tuple[str, ...] | None = _narrows(None, SourceType.DOCUMENT)
+    path_prefixes: tuple[str, ...] = _narrows((), SourceType.DOCUMENT)
+    store_ids: frozenset[str] | None = _narrows(None, SourceType.MEMORY)
     store_tags: dict[str, TagPairs] = field(default_factory=dict)
-    tags: TagPairs = frozenset()
+    tags: TagPairs = _narrows(frozenset(), SourceType.DOCUMENT, SourceType.MEMORY)
 
     def accepts(self, attrs: OwnerAttrs) -> bool:
         if attrs.source == SourceType.DOCUMENT:
@@ -50,6 +62,23 @@ class Selection:
         if store is None or (self.store_ids is not None and attrs.store_id not in self.store_ids):
             return False
         return self.memories and self.tags <= store | set(attrs.tags)
+
+    def takes_all(self, source: SourceType) -> bool:
+        """Whether every owner of ``source`` is accepted (no filter narrows it; a memory is
+        still of an existing store, which the index's owners always are)."""
+        return not self._narrowing(source)
+
+    def paths_only(self) -> bool:
+        """Whether the path prefixes are the documents' whole filter."""
+        return self._narrowing(SourceType.DOCUMENT) == {"path_prefixes"}
+
+    def _narrowing(self, source: SourceType) -> set[str]:
+        """The filter fields of ``source`` set away from their let-everything-through value."""
+        return {
+            f.name
+            for f in fields(self)
+            if source in f.metadata.get("narrows", ()) and getattr(self, f.name) != f.default
+        }
 
 
 @dataclass
@@ -119,18 +148,14 @@ class ProjectIndex:
         self, selection: Selection, source: SourceType, sources: npt.NDArray[np.int8]
     ) -> npt.NDArray[np.bool_]:
         of_source: npt.NDArray[np.bool_] = sources == SOURCE_CODE[source]
-        if source == SourceType.DOCUMENT:
-            unfiltered = selection.document_ids is None and not selection.path_prefixes
-        else:
-            unfiltered = selection.store_ids is None
-        if unfiltered and not selection.tags:
+        if selection.takes_all(source):
             return of_source
         if selection.document_ids is not None and source == SourceType.DOCUMENT:
             codes = [self.owners.code_of(owner_key(source, d)) for d in selection.document_ids]
             candidates = [c for c in codes if c is not None]
         elif source == SourceType.DOCUMENT and selection.path_prefixes:
             under = self._under(selection.path_prefixes)
-            if not selection.tags:  # the prefixes are the whole filter
+            if selection.paths_only():
                 allowed = np.zeros(len(self.owners), np.bool_)
                 allowed[under] = True
                 return allowed
