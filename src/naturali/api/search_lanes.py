@@ -2,10 +2,8 @@
 
 A search holds Python's GIL for most of its time, so as many threads as CPUs are as many as
 can make progress at once; more only take the GIL from one another, and each hand-over is a
-pair of thread switches (on the 2-vCPU VM of issue 15 a switch costs tens of µs: under
-`bench/load.py` with the route on the shared pool of 40 threads, half of the server's CPU was
-the kernel switching threads; with two lanes, 14%). Back to back, the load's mix went from
-151.5 to 184.4 searches/s and searches alone from 217.4 to 307.8.
+pair of thread switches, tens of µs each on a small VM: on a shared pool of 40 threads the
+kernel's switching takes a large share of the server's CPU (`bench/load.py` measures it).
 
 A search that waits longer than ``OVERFLOW_AFTER`` for a lane — every lane held by searches
 that load a project's index or index a memory store's files — runs beside them instead, so

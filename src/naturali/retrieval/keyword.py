@@ -13,9 +13,9 @@ from typing import Literal
 
 from naturali.errors import InvalidRequest
 from naturali.ports.state import MatchMode
-from naturali.retrieval.dates import record_dates
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.text.tokens import words
+from naturali.vault.dates import record_dates
 
 MAX_QUERY_CHARS = 500
 MAX_QUERY_TOKENS = 64

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from naturali.contracts.records import SourceSummary, TimelineRow
 from naturali.retrieval import citations
-from naturali.retrieval.dates import Interval, record_dates
 from naturali.retrieval.eligibility import AvailableRecord
+from naturali.vault.dates import Interval, record_dates
 
 _LINK = re.compile(r"\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]|\]\(([^)\s]+)\)")
 

@@ -24,15 +24,6 @@ from naturali.errors import InvalidRequest
 from naturali.model import User, utcnow
 from naturali.ports.state import ProjectionUnavailable, TemporalRow
 from naturali.retrieval import citations, timeline
-from naturali.retrieval.dates import (
-    Interval,
-    entity_links,
-    from_us,
-    parse_bound,
-    parse_range,
-    record_dates,
-    to_us,
-)
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.retrieval.timeline import DatedHit
 from naturali.service.entity_sources import (
@@ -50,6 +41,15 @@ from naturali.service.requests import (
     TimelineRequest,
 )
 from naturali.service.stores import StoreView
+from naturali.vault.dates import (
+    Interval,
+    entity_links,
+    from_us,
+    parse_bound,
+    parse_range,
+    record_dates,
+    to_us,
+)
 
 BUDGET_BYTES = 24 * 1024
 _READY = IndexState(state="ready", lag=False)

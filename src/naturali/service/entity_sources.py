@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from naturali.contracts.records import SourceRef, TimelineRow
 from naturali.retrieval import timeline
-from naturali.retrieval.dates import parse_record_value, record_dates
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.retrieval.timeline import DatedHit
 from naturali.service.records import Reading
 from naturali.service.stores import StoreView
+from naturali.vault.dates import parse_record_value, record_dates
 
 
 def is_current(entry: AvailableRecord, include_inactive: bool, now_us: int) -> bool:

@@ -20,7 +20,6 @@ from naturali.ids import new_id
 from naturali.model import User, utcnow
 from naturali.ports.state import GuardRow, PlannedWrite
 from naturali.ports.storage import Storage
-from naturali.retrieval.dates import date_issues
 from naturali.retrieval.eligibility import AvailableRecord, declared_references
 from naturali.service import validation
 from naturali.service.auth import Auth
@@ -28,6 +27,7 @@ from naturali.service.records import by_name
 from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
 from naturali.service.stores import OpenStore, StoreRegistry, StoreView
 from naturali.service.write_engine import Plan, WriteEngine
+from naturali.vault.dates import date_issues
 from naturali.vault.record import KINDS, Record, RecordFormatError, render
 
 MANAGED = {

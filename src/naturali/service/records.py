@@ -41,7 +41,6 @@ from naturali.ports.state import (
 )
 from naturali.ports.storage import Storage
 from naturali.retrieval import citations
-from naturali.retrieval.dates import parse_range, to_us
 from naturali.retrieval.eligibility import AvailableRecord, current_of
 from naturali.retrieval.keyword import Filters, fields_matched, query_tokens
 from naturali.service.auth import Auth
@@ -51,6 +50,7 @@ from naturali.service.requests import (
     RecordsRequest,
 )
 from naturali.service.stores import OpenStore, StoreRegistry, StoreView
+from naturali.vault.dates import parse_range, to_us
 
 
 @dataclass(frozen=True)

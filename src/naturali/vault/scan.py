@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from naturali.model import utcnow
-from naturali.retrieval.dates import date_issues
+from naturali.vault.dates import date_issues
 from naturali.vault.record import Record, RecordFormatError, normalize, parse
 from naturali.vault.watch import VaultWatch
 
