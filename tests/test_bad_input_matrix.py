@@ -89,11 +89,18 @@ BAD = {
 }
 
 
+# Writes whose first string is a document's text: a stray control character there (a build
+# log's colours) is read, not refused (tests/test_upload_bounds.py); NUL still is.
+TEXT_FIRST = {("put", "/v1/projects/{project_id}/documents/{document_id}")}
+
+
 @pytest.mark.parametrize("bad", sorted(BAD))
 def test_bad_input_changes_nothing(world: World, bad: str) -> None:  # noqa: F811
     settings = world.api.naturali.settings
     before = fingerprint(settings)
     for method, path in WRITES:
+        if bad == "control character" and (method, path) in TEXT_FIRST:
+            continue
         url = re.sub(r"\{(\w+)\}", lambda m: world.ids()[m.group(1)], path)
         body = OPERATIONS[(method, path)][1](world)
         assert body is not None
@@ -128,11 +135,12 @@ def test_chunked_oversized_bodies_and_bombs_change_nothing(world: World) -> None
             headers={**world.api.headers(), "Content-Type": "application/json"},
         )
         assert response.status_code == 413, (method, path, response.text)
+    bomb = pdf_bomb(1_500_000_000)  # past what a parser worker may hold
     for method, url in (
         ("POST", f"/v1/projects/{world.project}/documents"),
         ("PUT", f"/v1/projects/{world.project}/documents/{world.document}"),
     ):
-        files = {"file": ("bomb.pdf", pdf_bomb(200_000_000))}
+        files = {"file": ("bomb.pdf", bomb)}
         response = world.api.http.request(
             method, url, files=files, data={"path": "/bomb.pdf"}, headers=world.api.headers()
         )

@@ -407,8 +407,12 @@ def test_a_new_search_field_reaches_the_cli_and_the_sdk_with_no_edit_of_theirs(
     import naturali.cli.search as cli
     from naturali.service.requests import SearchRequest
 
-    planted = create_model("Planted", __base__=SearchRequest, rerank=(bool, Field(False)))
+    assert "path_exclude" not in SearchRequest.model_fields  # a field that does not exist
+    planted = create_model(
+        "Planted", __base__=SearchRequest, path_exclude=(list[str] | None, Field(None))
+    )
+    assert "path_exclude" not in inspect.signature(cli._command()).parameters
     monkeypatch.setattr(cli, "SearchRequest", planted)
     monkeypatch.setattr(generator, "SearchRequest", planted)
-    assert "rerank" in inspect.signature(cli._command()).parameters
-    assert "        rerank: bool | None = None,\n" in generator.source()
+    assert "path_exclude" in inspect.signature(cli._command()).parameters
+    assert "        path_exclude: list[str] | None = None,\n" in generator.source()
