@@ -227,9 +227,7 @@ class Documents:
         try:
             self._storage.enqueue_ingest(job, placeholder)
         except DocumentPathTaken as exc:
-            raise Conflict(
-                f"a document already exists at {exc}", code="path_taken", param="path"
-            ) from exc
+            raise path_taken(str(exc)) from exc
         self._queued()
         shown = current or placeholder
         assert shown is not None
@@ -265,11 +263,7 @@ class Documents:
         """Validate, then read the file (the costly step, last); a Document back means nothing
         changed."""
         if len(upload.data) > self._max:
-            raise PayloadTooLarge(
-                f"the upload is larger than {self._max} bytes",
-                code="upload_too_large",
-                param="file",
-            )
+            raise upload_too_large(self._max)
         path = validation.logical_path(upload.path) if upload.path else None
         path = path or (current.path if current else None)
         if path is None:
@@ -287,7 +281,7 @@ class Documents:
             "content_hash": hashlib.sha256(upload.data).hexdigest(),
         }
         if current is None and self._storage.get_document_by_path(project_id, path):
-            raise Conflict(f"a document already exists at {path}", code="path_taken", param="path")
+            raise path_taken(path)
         # (A version-0 document has no version ready yet: its same bytes are sent again.)
         if current is not None and current.version > 0 and _unchanged(current, fields):
             return current  # idempotent per content hash: same bytes and fields, no new version
@@ -340,11 +334,7 @@ class Documents:
                     document, chunks, embedder.model_id, create=item.create
                 )
             except DocumentPathTaken as exc:
-                raise Conflict(
-                    f"a document already exists at {document.path}",
-                    code="path_taken",
-                    param="path",
-                ) from exc
+                raise path_taken(document.path) from exc
             except VersionConflict as exc:
                 raise Conflict(
                     f"document {document.id} changed while this version was ingested; retry",
@@ -358,6 +348,18 @@ class Documents:
         target = self._files / sha256
         if not target.exists():
             atomic_write(target, data)
+
+
+def upload_too_large(limit: int) -> PayloadTooLarge:
+    """The one message of an upload over ``max_upload_bytes`` (the API's edge, which stops
+    reading there, and the service for every other caller)."""
+    return PayloadTooLarge(
+        f"the upload is larger than {limit} bytes", code="upload_too_large", param="file"
+    )
+
+
+def path_taken(path: str) -> Conflict:
+    return Conflict(f"a document already exists at {path}", code="path_taken", param="path")
 
 
 def _status(document: Document, job: IngestProgress | None) -> Document:

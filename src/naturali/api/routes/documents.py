@@ -13,10 +13,10 @@ from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.api.errors import from_validation
 from naturali.contracts.resources import Deleted, DocumentList, DocumentOut, Passage, PassageList
-from naturali.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from naturali.errors import InvalidRequest, UnsupportedMediaType
 from naturali.model import Document
 from naturali.service import validation
-from naturali.service.documents import Upload
+from naturali.service.documents import Upload, upload_too_large
 from naturali.service.requests import DocumentText, DocumentTextUpdate
 
 router = APIRouter(prefix="/v1/projects/{project_id}/documents", tags=["documents"])
@@ -56,9 +56,7 @@ async def _read_upload(request: Request, *, update: bool) -> Upload:
             raise InvalidRequest("file is required", code="missing_field", param="file")
         data = await file.read(limit + 1)
         if len(data) > limit:
-            raise PayloadTooLarge(
-                f"the upload is larger than {limit} bytes", code="upload_too_large", param="file"
-            )
+            raise upload_too_large(limit)
         unknown = set(form.keys()) - {"file", "path", "title", "metadata", "tags"}
         if unknown:
             raise InvalidRequest(
@@ -68,8 +66,6 @@ async def _read_upload(request: Request, *, update: bool) -> Upload:
             )
         fields = {k: form.get(k) for k in ("path", "title", "metadata", "tags")}
         texts = {k: v if isinstance(v, str) or v is None else None for k, v in fields.items()}
-        if texts["path"] is None and not update:
-            raise InvalidRequest("path is required", code="missing_field", param="path")
         return Upload(
             data=data,
             filename=file.filename,
