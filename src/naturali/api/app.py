@@ -17,22 +17,12 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.requests import Request
 
 from naturali import __version__
-from naturali.api import errors
+from naturali.api import errors, operation_routes
 from naturali.api.access_log import AccessLog
 from naturali.api.audit_trail import AuditTrailMiddleware
 from naturali.api.guard import RequestGuard
 from naturali.api.metrics import Metrics
-from naturali.api.routes import (
-    dates,
-    documents,
-    knowledge,
-    memories,
-    mutations,
-    overview,
-    projects,
-    records,
-    tokens,
-)
+from naturali.api.routes import documents, memories, overview, projects, tokens
 from naturali.api.security_headers import SecurityHeaders
 from naturali.api.unexpected import AnswerUnexpected
 from naturali.service.container import Services
@@ -64,19 +54,9 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
     app.state.naturali = naturali
     errors.install(app)
     # overview before documents: its /documents/folders is not a document id.
-    routers = (
-        overview,
-        projects,
-        tokens,
-        documents,
-        memories,
-        knowledge,
-        records,
-        dates,
-        mutations,
-    )
-    for module in routers:
+    for module in (overview, projects, tokens, documents, memories):
         app.include_router(module.router)
+    operation_routes.register(app)  # the knowledge operations, from their catalogue
 
     # Added last is outermost: the log sees every answer, the guard's refusals included, and
     # an unexpected exception is answered outside all of them.

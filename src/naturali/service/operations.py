@@ -1,7 +1,8 @@
 """The operation catalogue: every knowledge operation declared once — its name, request
 model, result model, required role, where it lives over HTTP, and the service method that
-runs it. The MCP tools and the CLI's ``knowledge`` commands are generated from it; the HTTP
-routes and the SDK are checked against it (tests/test_catalogue.py).
+runs it. The HTTP routes (api/operation_routes.py), the MCP tools and the CLI's ``knowledge``
+commands are generated from it, with its descriptions; the SDK is checked against it
+(tests/test_catalogue.py).
 
 The catalogue covers the records tools of a memory store (docs/spec/retrieval-and-dates.md)
 and the project's knowledge search (docs/spec/search-api.md); the CRUD of projects, members,
@@ -52,8 +53,13 @@ class Operation:
     run: Runner
     cli: str  # the ``naturali knowledge`` command
     sdk: str  # the Python SDK method, as ``group.method``
+    tag: str = "records"  # its group in the OpenAPI schema and the TypeScript SDK
+    http_name: str | None = None  # its OpenAPI operation id, when not ``name``
     path_field: str | None = None  # the request field that fills the path's last slot
     argument: str | None = None  # the field the CLI takes as its positional argument
+    # Begun as a request arrives, before the operation waits for one of the API's search
+    # lanes (api/search_lanes.py), so the wait overlaps it; None: no lane, the thread pool.
+    ahead: Callable[[Services, Any], object] | None = None
 
     def url(self, target: Target, request: BaseModel) -> str:
         """The HTTP path for ``target`` (the path slot filled from the request)."""
@@ -82,7 +88,14 @@ class Operation:
 def _search(
     services: Services, user: User, target: Target, request: req.SearchRequest
 ) -> KnowledgeSearchResponse:
-    return KnowledgeSearchResponse(results=services.search.search(user, target.project_id, request))
+    # The service built and validated each result: no second validation pass.
+    results = services.search.search(user, target.project_id, request)
+    return KnowledgeSearchResponse.model_construct(results=results)
+
+
+def _embed_query(services: Services, request: req.SearchRequest) -> object:
+    """The query's embedding, begun: the search finds it under way (Search.embed_ahead)."""
+    return services.search.embed_ahead(request.query) if request.query is not None else None
 
 
 def _store(
@@ -120,7 +133,12 @@ def _resume(services: Services, user: User, target: Target, request: Any) -> Bas
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "knowledge_search",
-        "Semantic + keyword search over the project's documents and memories.",
+        (
+            "One query across a project's documents and memories, ranked (semantic and "
+            "keyword), with provenance. Without a query the call is a fetch: results in a "
+            "stable order (documents by path, version, chunk order; then memories by store "
+            "name, memory id, chunk order), no similarity_score."
+        ),
         req.SearchRequest,
         KnowledgeSearchResponse,
         "read",
@@ -129,6 +147,9 @@ OPERATIONS: tuple[Operation, ...] = (
         _search,
         cli="search",
         sdk="knowledge.search_knowledge",
+        tag="knowledge",
+        http_name="search_knowledge",  # the search spec's name for it
+        ahead=_embed_query,
     ),
     Operation(
         "knowledge_grep",
@@ -206,6 +227,7 @@ OPERATIONS: tuple[Operation, ...] = (
         _store(lambda services: services.dates.timeline),
         cli="timeline",
         sdk="records.timeline",
+        tag="dates",
     ),
     Operation(
         "knowledge_chronicle_day",
@@ -221,6 +243,7 @@ OPERATIONS: tuple[Operation, ...] = (
         _store(lambda services: services.dates.chronicle_day),
         cli="chronicle-day",
         sdk="records.chronicle_day",
+        tag="dates",
         argument="date",
     ),
     Operation(
@@ -234,6 +257,7 @@ OPERATIONS: tuple[Operation, ...] = (
         _store(lambda services: services.dates.chronicle_since),
         cli="chronicle-since",
         sdk="records.chronicle_since",
+        tag="dates",
         argument="since",
     ),
     Operation(
@@ -247,6 +271,7 @@ OPERATIONS: tuple[Operation, ...] = (
         _store(lambda services: services.dates.last_seen),
         cli="last-seen",
         sdk="records.last_seen",
+        tag="dates",
         argument="entity",
     ),
     Operation(

@@ -8,7 +8,9 @@ is never stored or logged.
 from __future__ import annotations
 
 import functools
+import hashlib
 import heapq
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor, Future
@@ -161,6 +163,10 @@ class Search:
         ``second_stage``: the reranker ``rerank: true`` asks for, and how deep it reads."""
         self.second_stage = second_stage
         self._query_pool = query_pool
+        # Queries being embedded, by a hash of their text: a search finds the one its route
+        # began as the request arrived, or another search of the same text, not a second run.
+        self._embedding: dict[bytes, Future[Vector]] = {}
+        self._embedding_lock = threading.RLock()  # a done future calls back at once
         self._scan_pool = scan_pool
         self._vector_weight = vector_weight
         self._reconcile_budget = reconcile_budget
@@ -251,18 +257,29 @@ class Search:
                 self._memories.reconcile(store, budget=max(0.0, deadline - time.monotonic()))
 
     def embed_ahead(self, query: str) -> Future[Vector]:
-        """The query's vector: at once if a recent search embedded the same text, else
+        """The query's vector: at once if a recent search embedded the same text, the one
+        being embedded if a search (or the HTTP route, as the request arrived) began it, else
         embedded on another thread while the caller goes on — the index syncs and the lexical
         leg runs (onnxruntime releases the GIL)."""
         known = self._query_vectors.recent(query)
-        if known is None:
-            embedding: Future[Vector] = self._query_pool.submit(
-                functools.partial(self._query_vectors.vector, query)
-            )
-            return embedding
-        done: Future[Vector] = Future()
-        done.set_result(known)
-        return done
+        if known is not None:
+            done: Future[Vector] = Future()
+            done.set_result(known)
+            return done
+        key = hashlib.sha256(query.encode()).digest()  # the text itself is not kept
+        with self._embedding_lock:
+            embedding = self._embedding.get(key)
+            if embedding is None:
+                embedding = self._query_pool.submit(
+                    functools.partial(self._query_vectors.vector, query)
+                )
+                self._embedding[key] = embedding
+                embedding.add_done_callback(lambda _: self._embedded(key))
+        return embedding
+
+    def _embedded(self, key: bytes) -> None:
+        with self._embedding_lock:
+            self._embedding.pop(key, None)
 
     def _results(
         self,

@@ -680,11 +680,7 @@ export class Knowledge extends HeyApiClient {
     /**
      * Search Knowledge
      *
-     * One query across a project's documents and memories, ranked, with provenance.
-     *
-     * Without a query the call is a fetch: results in a stable order (documents by path,
-     * version, chunk order; then memories by store name, memory id, chunk order), no
-     * similarity_score.
+     * One query across a project's documents and memories, ranked (semantic and keyword), with provenance. Without a query the call is a fetch: results in a stable order (documents by path, version, chunk order; then memories by store name, memory id, chunk order), no similarity_score.
      */
     public searchKnowledge<ThrowOnError extends boolean = false>(options: Options<SearchKnowledgeData, ThrowOnError>) {
         return (options.client ?? this.client).post<SearchKnowledgeResponses, SearchKnowledgeErrors, ThrowOnError>({
@@ -713,9 +709,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Grep
      *
-     * FTS5/BM25 keyword search over title, aliases and body; superseded wording finds the
-     * current record. Returns hits, total, offset, nextOffset, snapshot, index, coverage and
-     * freshness.
+     * Keyword search (BM25 over title, aliases, body). Every token must match unless mode is "any"; "phrase" wants them in order. Superseded wording returns the current record with "via".
      */
     public knowledgeGrep<ThrowOnError extends boolean = false>(options: Options<KnowledgeGrepData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeGrepResponses, KnowledgeGrepErrors, ThrowOnError>({
@@ -732,7 +726,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Lookup
      *
-     * Exact id, full title or alias: status found, ambiguous or missing.
+     * Exact id (case-sensitive), full title or alias (never fuzzy): status found, ambiguous or missing.
      */
     public knowledgeLookup<ThrowOnError extends boolean = false>(options: Options<KnowledgeLookupData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeLookupResponses, KnowledgeLookupErrors, ThrowOnError>({
@@ -749,7 +743,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Records
      *
-     * The exhaustive inventory of available records, by id, paginated.
+     * The exhaustive inventory of available records, by id (ranked search never proves an inventory complete).
      */
     public knowledgeRecords<ThrowOnError extends boolean = false>(options: Options<KnowledgeRecordsData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeRecordsResponses, KnowledgeRecordsErrors, ThrowOnError>({
@@ -766,8 +760,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Record
      *
-     * One record whole, with all its evidence locators (``asOf``: its revision current at
-     * that instant).
+     * One record whole: front matter, body, revision, sha256 and all evidence.
      */
     public knowledgeRecord<ThrowOnError extends boolean = false>(options: Options<KnowledgeRecordData, ThrowOnError>) {
         return (options.client ?? this.client).get<KnowledgeRecordResponses, KnowledgeRecordErrors, ThrowOnError>({
@@ -780,8 +773,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Save
      *
-     * Create a record, or update one fenced by expectedRevision and expectedHash (409 when
-     * stale). Returns the publication receipt.
+     * Create a record (record: kind, type, title, aliases, tags, body, …), or update one: give its id with the expectedRevision and expectedHash you read.
      */
     public knowledgeSave<ThrowOnError extends boolean = false>(options: Options<KnowledgeSaveData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeSaveResponses, KnowledgeSaveErrors, ThrowOnError>({
@@ -798,7 +790,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Correct
      *
-     * Supersede a claim or relationship with a replacement (one receipt for both).
+     * Supersede a claim or relationship with a corrected replacement.
      */
     public knowledgeCorrect<ThrowOnError extends boolean = false>(options: Options<KnowledgeCorrectData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeCorrectResponses, KnowledgeCorrectErrors, ThrowOnError>({
@@ -815,7 +807,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Withdraw
      *
-     * Withdraw a record with a reason; it leaves every query and stays in history.
+     * Withdraw a record with a reason: it leaves every query and stays in history.
      */
     public knowledgeWithdraw<ThrowOnError extends boolean = false>(options: Options<KnowledgeWithdrawData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeWithdrawResponses, KnowledgeWithdrawErrors, ThrowOnError>({
@@ -849,7 +841,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Mutation
      *
-     * A mutation's publication receipt (indexed, git.state, git.commit).
+     * A write's publication receipt: indexed, git.state, git.commit.
      */
     public knowledgeMutation<ThrowOnError extends boolean = false>(options: Options<KnowledgeMutationData, ThrowOnError>) {
         return (options.client ?? this.client).get<KnowledgeMutationResponses, KnowledgeMutationErrors, ThrowOnError>({
@@ -887,8 +879,7 @@ export class Dates extends HeyApiClient {
     /**
      * Knowledge Timeline
      *
-     * Dated records by entity, kind (exact record.type), timeField, range, order,
-     * eligibility; includeSources; group "source" for an entity's timeline by source.
+     * Dated records; kind is the exact record.type (decision, event, meeting). group "source" with an entity gives one row per dated source.
      */
     public knowledgeTimeline<ThrowOnError extends boolean = false>(options: Options<KnowledgeTimelineData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeTimelineResponses, KnowledgeTimelineErrors, ThrowOnError>({
@@ -905,7 +896,7 @@ export class Dates extends HeyApiClient {
     /**
      * Knowledge Chronicle Day
      *
-     * One day, or its Monday–Sunday week, in an IANA time zone (UTC by default).
+     * One day, or its Monday–Sunday week, in an IANA time zone (UTC by default); kind is the exact record.type.
      */
     public knowledgeChronicleDay<ThrowOnError extends boolean = false>(options: Options<KnowledgeChronicleDayData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeChronicleDayResponses, KnowledgeChronicleDayErrors, ThrowOnError>({
@@ -922,7 +913,7 @@ export class Dates extends HeyApiClient {
     /**
      * Knowledge Chronicle Since
      *
-     * Occurrence-time range, oldest first (not "recently imported").
+     * What happened in an occurrence-time range, oldest first; kind is the exact record.type.
      */
     public knowledgeChronicleSince<ThrowOnError extends boolean = false>(options: Options<KnowledgeChronicleSinceData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeChronicleSinceResponses, KnowledgeChronicleSinceErrors, ThrowOnError>({
@@ -939,7 +930,7 @@ export class Dates extends HeyApiClient {
     /**
      * Knowledge Chronicle Last Seen
      *
-     * Latest dated context for an entity at or before occurredOnOrBefore (default now).
+     * The latest dated context for an entity at or before a time (default now).
      */
     public knowledgeChronicleLastSeen<ThrowOnError extends boolean = false>(options: Options<KnowledgeChronicleLastSeenData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeChronicleLastSeenResponses, KnowledgeChronicleLastSeenErrors, ThrowOnError>({
