@@ -394,6 +394,18 @@ def test_the_sdks_and_the_clis_search_parameters_are_the_request_models_fields()
     assert committed == source(), "the Python SDK is stale: run bash scripts/sdk"
 
 
+def test_the_sdks_models_are_the_contracts() -> None:
+    """The Python SDK's response models are generated from the contracts: the committed file
+    is what the generator writes, and each model has its contract's fields."""
+    from naturali.api import python_models
+    from naturali.client import _models
+
+    committed = (ROOT / "src/naturali/client/_models.py").read_text()
+    assert committed == python_models.source(), "the Python SDK is stale: run bash scripts/sdk"
+    for name, contract in python_models.MODELS.items():
+        assert set(getattr(_models, name).model_fields) == set(contract.model_fields), name
+
+
 def test_a_new_search_field_reaches_the_cli_and_the_sdk_with_no_edit_of_theirs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

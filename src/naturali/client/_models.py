@@ -1,4 +1,5 @@
-"""Typed responses of the SDK (a client-side mirror of the API's response shapes)."""
+"""Typed responses of the SDK, generated from the API's contracts by ``python -m
+naturali.api.python_models``: do not edit."""
 
 from __future__ import annotations
 
@@ -24,11 +25,11 @@ class Token(_Model):
     id: str
     name: str
     scope: Literal["read", "write", "admin"]
-    projects: list[str] | None = None
+    projects: list[str] | None
     created_at: str
-    expires_at: str | None = None
-    last_used_at: str | None = None
-    revoked_at: str | None = None
+    expires_at: str | None
+    last_used_at: str | None
+    revoked_at: str | None
     token: str | None = None
 
 
@@ -44,15 +45,20 @@ class Document(_Model):
     filename: str
     size: int
     content_type: str
-    content_hash: str = ""
+    content_hash: str
     chunk_count: int
-    page_count: int | None = None
-    warnings: list[str] = []
+    page_count: int | None
+    warnings: list[str]
     created_at: str
     updated_at: str
-    status: Literal["processing", "ready", "failed"] = "ready"
+    # processing while the newest upload is embedded (the version before is what search sees
+    # until then), ready once it is searchable, failed with error.
+    status: Literal["processing", "ready", "failed"]
+    # Chunks of the upload in progress.
     chunks_total: int | None = None
+    # Of those, embedded so far.
     chunks_done: int | None = None
+    # Why the newest upload failed, in the error shape's fields.
     error: dict[str, Any] | None = None
 
 
@@ -66,6 +72,8 @@ class MemoryStore(_Model):
 
 
 class Passage(_Model):
+    """One passage of a document (a chunk of its current version), in order."""
+
     chunk_id: str
     ordinal: int
     page: int | None
@@ -82,17 +90,21 @@ class PassageList(_Model):
 
 class Memory(_Model):
     id: str
+    project_id: str
     memory_store_id: str
     title: str
     content: str
-    tags: dict[str, str | list[str]]  # a key with several values maps to a list
+    # The record's key:value tags; a key with several values maps to a list.
+    tags: dict[str, str | list[str]]
     revision: int
+    content_hash: str
     created_at: str
     updated_at: str
 
 
 class TermMatch(_Model):
-    """A whole word of the content whose term is one of the query's (UTF-16 offsets)."""
+    """A whole word of a result's content whose term is one of the query's: its start and end
+    in UTF-16 code units (as JavaScript strings count) and the stemmed term."""
 
     start: int
     end: int
@@ -100,9 +112,10 @@ class TermMatch(_Model):
 
 
 class Explanation(_Model):
-    """Why a result ranked where it did (``explain=True``): 1-based rank in each leg's
-    candidates (None when that leg did not propose it), cosine, BM25 score, fused score, the
-    cross-encoder's score with ``rerank=True``, and where the query's terms occur."""
+    """Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
+    candidates (null when that leg did not propose it), its cosine and BM25 score, and the
+    fused score that orders the results — or, with ``rerank: true``, the cross-encoder's
+    score that orders the rescored top (null for results below it)."""
 
     vector_rank: int | None
     cosine: float | None
@@ -110,6 +123,7 @@ class Explanation(_Model):
     bm25: float | None
     fused: float
     rerank: float | None = None
+    # Where the query's terms, as the lexical leg tokenised them, occur in content.
     matches: list[TermMatch] = []
 
 
@@ -129,10 +143,12 @@ class DocumentKnowledgeResult(_Model):
     tags: dict[str, str]
     content: str | None
     score: float
+    # Raw cosine similarity, 0–1. Present only when query was given.
     similarity_score: float | None = None
     created_at: str
     updated_at: str
-    explain: Explanation | None = None  # naturali extension, only with explain=True
+    # naturali extension, only with explain: true.
+    explain: Explanation | None = None
 
 
 class MemoryKnowledgeResult(_Model):
@@ -142,10 +158,12 @@ class MemoryKnowledgeResult(_Model):
     memory_store_name: str
     content: str
     score: float
+    # Raw cosine similarity, 0–1. Present only when query was given.
     similarity_score: float | None = None
     created_at: str
     updated_at: str
-    explain: Explanation | None = None  # naturali extension, only with explain=True
+    # naturali extension, only with explain: true.
+    explain: Explanation | None = None
 
     @property
     def path(self) -> None:
