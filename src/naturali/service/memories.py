@@ -32,7 +32,7 @@ from naturali.service.auth import Auth
 from naturali.service.mutations import MemoryStoreKey, Mutations, Written
 from naturali.service.quotas import Quotas
 from naturali.service.requests import SaveRequest, WithdrawRequest
-from naturali.service.stores import StoreRegistry, StoreView
+from naturali.service.stores import StoreRegistry, StoreView, require_store
 from naturali.vault.record import Record, parse
 
 MAX_NAME_CHARS = 200
@@ -148,14 +148,7 @@ class Memories:
         shutil.rmtree(self.vault(store_id).parent, ignore_errors=True)
 
     def _store(self, project_id: str, store_id: str) -> MemoryStore:
-        store = self._storage.get_memory_store(project_id, store_id)
-        if store is None:
-            raise NotFound(
-                f"memory store {store_id} not found",
-                code="memory_store_not_found",
-                param="memory_store_id",
-            )
-        return store
+        return require_store(self._storage, project_id, store_id)
 
     # memories (written through the one mutation path) -------------------------------------
     def create(

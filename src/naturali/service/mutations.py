@@ -25,7 +25,7 @@ from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.records import by_name
 from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
-from naturali.service.stores import OpenStore, StoreRegistry, StoreView
+from naturali.service.stores import OpenStore, StoreRegistry, StoreView, require_store
 from naturali.service.write_engine import Plan, WriteEngine
 from naturali.vault.dates import date_issues
 from naturali.vault.record import KINDS, Record, RecordFormatError, render
@@ -96,7 +96,7 @@ class Mutations:
                 "updated_at": now,
             }
             text = body if body is not None else current.scanned.record.body
-            return [_write(current.scanned.path, Record(front, text))], []
+            return [_planned_write(current.scanned.path, Record(front, text))], []
 
         return self._write(store, request.requestId, "save", request, plan)
 
@@ -105,6 +105,10 @@ class Mutations:
     ) -> Receipt:
         """Supersede a claim or relationship with a corrected replacement."""
         self._authorize(user, project_id, store_id, "write")
+        return self.correct_in(MemoryStoreKey(project_id, store_id), request).receipt
+
+    def correct_in(self, store: MemoryStoreKey, request: CorrectRequest) -> Written:
+        """``correct`` for a caller that authorized and found the store already."""
         fields, body = _split(request.replacement, "replacement")
 
         def plan(view: StoreView) -> Plan:
@@ -135,14 +139,15 @@ class Mutations:
                 "lifecycle_change": request.reason,
                 "updated_at": now,
             }
-            superseded = _write(original.scanned.path, Record(front, original.scanned.record.body))
+            superseded = _planned_write(
+                original.scanned.path, Record(front, original.scanned.record.body)
+            )
             guard = GuardRow(
                 original.id, revision, "superseded", replacement.record_id, request.reason, now
             )
             return [replacement, superseded], [guard]  # the replacement lands first
 
-        store = MemoryStoreKey(project_id, store_id)
-        return self._write(store, request.requestId, "correct", request, plan).receipt
+        return self._write(store, request.requestId, "correct", request, plan)
 
     def withdraw(
         self, user: User, project_id: str, store_id: str, request: WithdrawRequest
@@ -168,9 +173,8 @@ class Mutations:
                 "updated_at": now,
             }
             guard = GuardRow(current.id, revision, "withdrawn", None, request.reason, now)
-            return [_write(current.scanned.path, Record(front, current.scanned.record.body))], [
-                guard
-            ]
+            record = Record(front, current.scanned.record.body)
+            return [_planned_write(current.scanned.path, record)], [guard]
 
         return self._write(store, request.requestId, "withdraw", request, plan)
 
@@ -207,12 +211,7 @@ class Mutations:
         self, user: User, project_id: str, store_id: str, need: Literal["read", "write"]
     ) -> OpenStore:
         self._auth.require(user, project_id, need)
-        if self._storage.get_memory_store(project_id, store_id) is None:
-            raise NotFound(
-                f"memory store {store_id} not found",
-                code="memory_store_not_found",
-                param="memory_store_id",
-            )
+        require_store(self._storage, project_id, store_id)
         return self._stores.context(store_id)
 
     def _write(
@@ -223,17 +222,9 @@ class Mutations:
         request: BaseModel,
         plan: Callable[[StoreView], Plan],
     ) -> Written:
-        planned: list[PlannedWrite] = []
-
-        def recorded(view: StoreView) -> Plan:
-            writes, guards = plan(view)
-            planned[:] = writes
-            return writes, guards
-
         opened = self._stores.context(store.store_id)
-        receipt = self._engine.write(opened, request_id, operation, request, recorded)
-        # An earlier write with this requestId answers from its receipt and plans nothing.
-        written = Written(receipt, tuple(planned))
+        # An earlier write with this requestId answers from its receipt and writes nothing.
+        written = Written(*self._engine.write(opened, request_id, operation, request, plan))
         if self.after_write is not None:
             self.after_write(store.project_id, store.store_id, written.writes)
         return written
@@ -276,7 +267,7 @@ class Mutations:
             "recorded_at": now,
             "updated_at": now,
         }
-        return _write(f"{record_id}.md", Record(front, body or ""))
+        return _planned_write(f"{record_id}.md", Record(front, body or ""))
 
 
 def _split(data: dict[str, Any], param: str) -> tuple[dict[str, Any], str | None]:
@@ -358,7 +349,7 @@ def _fenced(
     return entry
 
 
-def _write(path: str, record: Record) -> PlannedWrite:
+def _planned_write(path: str, record: Record) -> PlannedWrite:
     try:
         text = render(record)
     except (RecordFormatError, ValueError, TypeError) as exc:

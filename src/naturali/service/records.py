@@ -49,7 +49,7 @@ from naturali.service.requests import (
     LookupRequest,
     RecordsRequest,
 )
-from naturali.service.stores import OpenStore, StoreRegistry, StoreView
+from naturali.service.stores import OpenStore, StoreRegistry, StoreView, require_store
 from naturali.vault.dates import parse_range, to_us
 
 
@@ -94,12 +94,7 @@ class Records:
     def open_view(self, user: User, project_id: str, store_id: str) -> tuple[OpenStore, StoreView]:
         """Check the caller may read the store, then scan it: its context and view."""
         self._auth.require(user, project_id, "read")
-        if self._storage.get_memory_store(project_id, store_id) is None:
-            raise NotFound(
-                f"memory store {store_id} not found",
-                code="memory_store_not_found",
-                param="memory_store_id",
-            )
+        require_store(self._storage, project_id, store_id)
         opened = self._stores.context(store_id)
         return opened, opened.view()
 

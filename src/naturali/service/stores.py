@@ -13,10 +13,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from naturali.errors import Conflict
+from naturali.errors import Conflict, NotFound
 from naturali.ids import new_id
-from naturali.model import utcnow
+from naturali.model import MemoryStore, utcnow
 from naturali.ports.state import GuardRow, SessionRow, StateFactory, StateStore
+from naturali.ports.storage import Storage
 from naturali.retrieval.eligibility import AvailableRecord, Exclusion, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
@@ -244,3 +245,16 @@ class StoreRegistry:
                 opened.scanner.close()
                 opened.state.close()
             self._contexts.clear()
+
+
+def require_store(storage: Storage, project_id: str, store_id: str) -> MemoryStore:
+    """The project's memory store, or 404 ``memory_store_not_found`` (a store of another
+    project too: ids do not leak). Callers check the role first."""
+    store = storage.get_memory_store(project_id, store_id)
+    if store is None:
+        raise NotFound(
+            f"memory store {store_id} not found",
+            code="memory_store_not_found",
+            param="memory_store_id",
+        )
+    return store

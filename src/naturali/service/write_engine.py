@@ -45,9 +45,10 @@ class WriteEngine:
         operation: str,
         request: BaseModel,
         plan: Callable[[StoreView], Plan],
-    ) -> Receipt:
-        """Plan against the current view and write, or return the receipt of the earlier
-        write with this ``request_id`` (the same arguments only)."""
+    ) -> tuple[Receipt, tuple[PlannedWrite, ...]]:
+        """Plan against the current view and write: the receipt and the writes made. Or the
+        receipt of the earlier write with this ``request_id`` (the same arguments only), and
+        no writes."""
         args_hash = hashlib.sha256(
             json.dumps(request.model_dump(), sort_keys=True, default=str).encode()
         ).hexdigest()
@@ -62,7 +63,7 @@ class WriteEngine:
                         param="requestId",
                     )
                 assert existing.receipt is not None
-                return self._with_indexed(opened, existing.receipt)
+                return self._with_indexed(opened, existing.receipt), ()
             writes, guards = plan(opened.view())
             entry = JournalEntry(
                 request_id,
@@ -79,7 +80,8 @@ class WriteEngine:
             receipt = self._apply(opened, entry)
             self._commit(opened, [request_id])
         final = opened.state.journal_get(request_id)
-        return self._with_indexed(opened, final.receipt if final and final.receipt else receipt)
+        published = final.receipt if final and final.receipt else receipt
+        return self._with_indexed(opened, published), entry.writes
 
     def _apply(self, opened: OpenStore, entry: JournalEntry) -> dict[str, Any]:
         vault = opened.store_dir / "vault"
