@@ -26,6 +26,7 @@ from naturali.model import (
     Document,
     IngestJob,
     IngestProgress,
+    ProjectUsage,
     SourceType,
     User,
     utcnow,
@@ -206,12 +207,13 @@ class Documents:
         prepared = self._prepare(project_id, current, upload)
         if isinstance(prepared, Document):
             return self._with_status([prepared])[0]
-        with self._quotas.reserve(
-            project_id,
+        adding = ProjectUsage(
             documents=0 if current else 1,
             bytes=prepared.document.size - (current.size if current else 0),
             chunks=len(prepared.drafts) - (current.chunk_count if current else 0),
-        ):
+            memories=0,
+        )
+        with self._quotas.reserve(project_id, adding):
             if len(prepared.drafts) <= INLINE_CHUNKS:
                 return self._commit([prepared])[0]
             return self._enqueue(prepared, current)

@@ -22,7 +22,7 @@ from naturali.errors import Conflict, InvalidRequest, NotFound
 from naturali.ids import new_id
 from naturali.ingest.chunk import chunk_pages
 from naturali.ingest.extract import Page
-from naturali.model import Memory, MemoryStore, User, tags_from_strings, utcnow
+from naturali.model import Memory, MemoryStore, ProjectUsage, User, tags_from_strings, utcnow
 from naturali.ports.embedder import Embedder
 from naturali.ports.state import PlannedWrite
 from naturali.ports.storage import EmbeddedChunk, NameTaken, Storage
@@ -171,7 +171,7 @@ class Memories:
             "tags": tags_to_strings(validation.tags(tags)),
             "body": body,
         }
-        with self._quotas.reserve(project_id, memories=1, chunks=1):
+        with self._quotas.reserve(project_id, ProjectUsage(0, 0, chunks=1, memories=1)):
             written = self._mutations.save_in(
                 _key(store), SaveRequest(requestId=new_id("req"), id=new_id("mem"), record=record)
             )

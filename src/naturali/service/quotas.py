@@ -39,46 +39,22 @@ class Quotas:
         return self._storage.project_usage(project_id)
 
     @contextmanager
-    def reserve(
-        self,
-        project_id: str,
-        *,
-        documents: int = 0,
-        bytes: int = 0,  # noqa: A002 - the quota's own name
-        chunks: int = 0,
-        memories: int = 0,
-    ) -> Iterator[None]:
-        """Check, then hold the project until the write in this block is made."""
+    def reserve(self, project_id: str, adding: ProjectUsage) -> Iterator[None]:
+        """Refuse a write that would take the project over a quota; else hold the project
+        until the write in this block is made."""
         if not self.limits.any:
             yield
             return
         with self._storage.project_lock(project_id):
-            self.check(
-                project_id, documents=documents, bytes=bytes, chunks=chunks, memories=memories
-            )
+            used = self._storage.project_usage(project_id)
+            for quota in fields(ProjectUsage):
+                limit, now = getattr(self.limits, quota.name), getattr(used, quota.name)
+                more = getattr(adding, quota.name)
+                if limit and more > 0 and now + more > limit:
+                    raise Conflict(
+                        f"the project's quota of {limit} {quota.name} would be exceeded: {now} "
+                        f"used, this write adds {more}",
+                        code="quota_exceeded",
+                        param=quota.name,
+                    )
             yield
-
-    def check(
-        self,
-        project_id: str,
-        *,
-        documents: int = 0,
-        bytes: int = 0,  # noqa: A002 - the quota's own name
-        chunks: int = 0,
-        memories: int = 0,
-    ) -> None:
-        """Refuse a write that would take the project over a quota."""
-        if not self.limits.any:
-            return
-        used = self._storage.project_usage(project_id)
-        adding = {"documents": documents, "bytes": bytes, "chunks": chunks, "memories": memories}
-        for name, more in adding.items():
-            limit = getattr(self.limits, name)
-            now = getattr(used, name)
-            if limit and more > 0 and now + more > limit:
-                raise Conflict(
-                    f"the project's quota of {limit} {name} would be exceeded: {now} used, "
-                    f"this write adds {more}",
-                    code="quota_exceeded",
-                    param=name,
-                )
