@@ -394,12 +394,16 @@ def test_the_sdks_and_the_clis_search_parameters_are_the_request_models_fields()
     assert committed == source(), "the Python SDK is stale: run bash scripts/sdk"
 
 
-def test_the_sdks_models_are_the_contracts() -> None:
-    """The Python SDK's response models are generated from the contracts: the committed file
-    is what the generator writes, and each model has its contract's fields."""
+def test_the_sdks_models_and_records_are_generated() -> None:
+    """The Python SDK's response models are generated from the contracts and its records
+    methods from the catalogue: the committed files are what the generators write, and each
+    model has its contract's fields."""
     from naturali.api import python_models
+    from naturali.api.python_sdk import records_source
     from naturali.client import _models
 
+    records = (ROOT / "src/naturali/client/_records.py").read_text()
+    assert records == records_source(), "the Python SDK is stale: run bash scripts/sdk"
     committed = (ROOT / "src/naturali/client/_models.py").read_text()
     assert committed == python_models.source(), "the Python SDK is stale: run bash scripts/sdk"
     for name, contract in python_models.MODELS.items():

@@ -19,6 +19,7 @@ from naturali.client._models import (
     Project,
     Token,
 )
+from naturali.client._records import Records
 from naturali.client._resource import Resource
 from naturali.client._search import SearchKnowledge
 
@@ -279,83 +280,6 @@ class MemoryStores(Resource):
     def delete_memory(self, *, project_id: str, memory_store_id: str, memory_id: str) -> None:
         url = f"/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories/{memory_id}"
         self._call("DELETE", url)
-
-
-class Records(Resource):
-    """The records tools of one memory store (complete responses, as the HTTP API returns)."""
-
-    def _url(self, project_id: str, memory_store_id: str) -> str:
-        return f"/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge"
-
-    def grep(self, *, project_id: str, memory_store_id: str, query: str, **params: Any) -> Any:
-        body = _clean({"query": query, **params})
-        return self._call("POST", self._url(project_id, memory_store_id) + "/grep", json=body)
-
-    def lookup(self, *, project_id: str, memory_store_id: str, query: str, **params: Any) -> Any:
-        body = _clean({"query": query, **params})
-        return self._call("POST", self._url(project_id, memory_store_id) + "/lookup", json=body)
-
-    def records(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        return self._call(
-            "POST", self._url(project_id, memory_store_id) + "/records", json=_clean(params)
-        )
-
-    def timeline(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        return self._call(
-            "POST", self._url(project_id, memory_store_id) + "/timeline", json=_clean(params)
-        )
-
-    def chronicle(self, which: str, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """``which``: "day", "since" or "last_seen"."""
-        url = self._url(project_id, memory_store_id) + f"/chronicle/{which}"
-        return self._call("POST", url, json=_clean(params))
-
-    def chronicle_day(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        return self.chronicle(
-            "day", project_id=project_id, memory_store_id=memory_store_id, **params
-        )
-
-    def chronicle_since(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        return self.chronicle(
-            "since", project_id=project_id, memory_store_id=memory_store_id, **params
-        )
-
-    def last_seen(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        return self.chronicle(
-            "last_seen", project_id=project_id, memory_store_id=memory_store_id, **params
-        )
-
-    def record(
-        self, *, project_id: str, memory_store_id: str, record_id: str, asOf: str | None = None
-    ) -> Any:
-        """One record whole; ``asOf`` (ISO timestamp with zone): its revision current then."""
-        url = self._url(project_id, memory_store_id) + f"/records/{record_id}"
-        return self._call("GET", url, params=_clean({"asOf": asOf}))
-
-    def history(self, *, project_id: str, memory_store_id: str, record_id: str) -> Any:
-        url = self._url(project_id, memory_store_id) + f"/records/{record_id}/history"
-        return self._call("GET", url)
-
-    def mutation(self, *, project_id: str, memory_store_id: str, request_id: str) -> Any:
-        url = self._url(project_id, memory_store_id) + f"/mutations/{request_id}"
-        return self._call("GET", url)
-
-    def save(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """knowledge_save with the spec's parameters (requestId, record, id, expectedRevision,
-        expectedHash)."""
-        url = self._url(project_id, memory_store_id) + "/save"
-        return self._call("POST", url, json=_clean(params))
-
-    def correct(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        url = self._url(project_id, memory_store_id) + "/correct"
-        return self._call("POST", url, json=_clean(params))
-
-    def withdraw(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        url = self._url(project_id, memory_store_id) + "/withdraw"
-        return self._call("POST", url, json=_clean(params))
-
-    def resume(self, *, project_id: str, memory_store_id: str) -> Any:
-        return self._call("POST", self._url(project_id, memory_store_id) + "/resume", json={})
 
 
 class Client:
