@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -15,6 +15,7 @@ from naturali.retrieval.conversation import Conversation
 from naturali.retrieval.fusion import CONFIDENT_SHIFT
 from naturali.retrieval.index import ProjectIndex
 from naturali.retrieval.vectors import LegScan, Nearest, ScanPool
+from naturali.text.tokens import names, query_terms
 
 Signals = Literal["hybrid", "vector", "lexical"]
 CANDIDATES_PER_LEG = 100
@@ -34,6 +35,23 @@ class Ranking:
 
 
 PRODUCT = Ranking()
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a ranked search asks, read once from its request: the query's text, its terms as
+    the lexical leg reads them, the names memories are matched against (``tokens.names``),
+    how many results to rank, and the cosine below which vector candidates are dropped."""
+
+    text: str
+    terms: list[str]
+    names: tuple[str, ...]
+    depth: int
+    min_similarity: float | None = None
+
+    @classmethod
+    def of(cls, text: str, depth: int, min_similarity: float | None = None) -> Asked:
+        return cls(text, query_terms(text), tuple(names(text)), depth, min_similarity)
 
 
 @dataclass(frozen=True)
@@ -63,20 +81,19 @@ class _Legs:
 def rank(
     index: ProjectIndex,
     mask: npt.NDArray[np.bool_],
+    asked: Asked,
     query_vector: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.float32]],
-    query_terms: list[str],
-    limit: int,
-    min_similarity: float | None = None,
+    *,
     ranking: Ranking = PRODUCT,
     scan_pool: ScanPool | None = None,
     timings: dict[str, float] | None = None,
-    names: Sequence[str] = (),
 ) -> list[Ranked]:
-    """``query_vector`` is asked for only after the lexical leg has run, so the caller can
-    embed the query concurrently with it; it is given the lexical leg's candidates, best
-    first (none for the vector leg alone). ``timings``, when given, receives the seconds of
-    each stage: lexical, query_embedding (what was left to wait for), vector, fusion.
-    ``names``: the query's names (``tokens.names``), which memories are matched against."""
+    """The rows of ``mask`` that best answer ``asked``, ``asked.depth`` of them at most.
+    ``query_vector`` is asked for only after the lexical leg has run, so the caller can embed
+    the query concurrently with it; it is given the lexical leg's candidates, best first
+    (none for the vector leg alone). ``timings``, when given, receives the seconds of each
+    stage: lexical, query_embedding (what was left to wait for), vector, fusion."""
+    limit, min_similarity = asked.depth, asked.min_similarity
     subset = int(np.count_nonzero(mask))
     if subset == 0:
         return []
@@ -85,7 +102,7 @@ def rank(
     scan = index.vector_leg.scan(mask, pool) if ranking.signals != "lexical" else None
     bm25, bound, lexical_candidates = np.zeros(0, np.float32), 0.0, np.empty(0, np.int64)
     if ranking.signals != "vector":
-        bm25, bound = index.lexical.score(query_terms, mask, subset)
+        bm25, bound = index.lexical.score(asked.terms, mask, subset)
         hits = np.flatnonzero(bm25 > 0)  # zero outside the mask
         lexical_candidates = _top(hits, bm25[hits], pool)
     lexical = time.perf_counter()
@@ -97,7 +114,9 @@ def rank(
     candidates, similarity = _candidates(index, ranking, legs, nearest, query)
     fused = _fused(ranking, candidates, similarity, legs, min_similarity)
     if ranking.conversation is not None and ranking.signals == "hybrid":
-        fused = conversation.rescored(index, mask, candidates, fused, names, ranking.conversation)
+        fused = conversation.rescored(
+            index, mask, candidates, fused, asked.names, ranking.conversation
+        )
     order = np.lexsort((index.seqs[candidates], -fused))[:limit]
     if timings is not None:
         _timed(timings, (started, lexical, embedded, vector, time.perf_counter()))

@@ -31,7 +31,7 @@ from naturali.errors import InvalidRequest
 from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, User
 from naturali.ports.reranker import Reranker
 from naturali.ports.storage import Storage
-from naturali.retrieval.hybrid import PRODUCT, Ranked, Ranking, rank
+from naturali.retrieval.hybrid import PRODUCT, Asked, Ranked, Ranking, rank
 from naturali.retrieval.index import ProjectIndex, Selection
 from naturali.retrieval.owners import OwnerAttrs
 from naturali.retrieval.registry import IndexRegistry
@@ -40,7 +40,7 @@ from naturali.service.auth import Auth
 from naturali.service.memories import Memories
 from naturali.service.query_vectors import QueryVectors, Vector
 from naturali.service.requests import SearchRequest
-from naturali.text.tokens import matched_spans, names, query_terms
+from naturali.text.tokens import matched_spans
 
 K = TypeVar("K")
 
@@ -192,57 +192,53 @@ class Search:
         ``embedding``: the query's vector from ``embed_ahead(request.query)``, when the caller
         started it as the request arrived (the HTTP route does)."""
         taking_part = participation(request)
-        if request.query is None:
-            embedding = None
-        elif embedding is None:
+        asked = _asked(request, self.second_stage.depth)  # None: a fetch, no ranking
+        if asked is not None and embedding is None:
             # Embedded from here on, beside the reads that follow (membership, stores, the
             # index's sync, the lexical leg): on PostgreSQL each read is a round trip.
-            embedding = self.embed_ahead(request.query)
+            embedding = self.embed_ahead(asked.text)
         self._auth.require(user, project_id, "read")
-        if ranking.vector_weight is None and request.query is not None:  # a fetch: no model
-            ranking = replace(ranking, vector_weight=self._vector_weight())
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
         if taking_part.memories:
             self._reconcile(stores.values(), request.memory_store_ids)
-        reranking = request.rerank and request.query is not None
-        depth = max(request.limit, self.second_stage.depth) if reranking else request.limit
         timings: dict[str, float] = {}
         with self._indexes.synced(project_id) as index:
             mask = index.select(_selection(request, taking_part, stores))
-            if embedding is None or request.query is None:
+            if asked is None or embedding is None:
                 rows = _fetch_order(index, mask, stores, request.limit)
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
             else:
-                pending = embedding
+                if ranking.vector_weight is None:  # the embedder's, unless evaluation set one
+                    ranking = replace(ranking, vector_weight=self._vector_weight())
+                pending = embedding  # embedded meanwhile, beside the lexical leg
                 ranked = rank(
                     index,
                     mask,
-                    lambda _: pending.result(),  # embedded meanwhile, beside the lexical leg
-                    query_terms(request.query),
-                    depth,
-                    request.min_similarity,
-                    ranking,
-                    self._scan_pool,
-                    timings,
-                    names(request.query),
+                    asked,
+                    lambda _: pending.result(),
+                    ranking=ranking,
+                    scan_pool=self._scan_pool,
+                    timings=timings,
                 )
             picked = [(r, int(index.seqs[r.row]), index.owner_of(r.row)) for r in ranked]
+        # A fetch explains its results too: their place, with no leg and no terms.
+        explain = (asked.terms if asked is not None else []) if request.explain else None
         results = self._results(
-            project_id,
-            picked,
-            stores,
-            with_similarity=embedding is not None,
-            explain=(query_terms(request.query or "") if request.explain else None),
+            project_id, picked, stores, with_similarity=asked is not None, explain=explain
         )
-        return self._finished(request, results, timings)
+        return self._finished(request, asked, results, timings)
 
     def _finished(
-        self, request: SearchRequest, results: list[KnowledgeResult], timings: dict[str, float]
+        self,
+        request: SearchRequest,
+        asked: Asked | None,
+        results: list[KnowledgeResult],
+        timings: dict[str, float],
     ) -> list[KnowledgeResult]:
         """The results through the second stage when it was asked for; the stages timed."""
-        if request.rerank and request.query is not None:
+        if asked is not None and request.rerank:
             started = time.perf_counter()
-            results = self.second_stage.reorder(request.query, results)[: request.limit]
+            results = self.second_stage.reorder(asked.text, results)[: request.limit]
             timings["rerank"] = time.perf_counter() - started
         if timings and self.observe is not None:
             self.observe(timings)
@@ -369,6 +365,15 @@ def memory_result(
         created_at=memory.created_at,
         updated_at=memory.updated_at,
     )
+
+
+def _asked(request: SearchRequest, rerank_depth: int) -> Asked | None:
+    """What a search with a query asks (the second stage reads ``rerank_depth`` of the fused
+    ranking); None for a fetch."""
+    if request.query is None:
+        return None
+    depth = max(request.limit, rerank_depth) if request.rerank else request.limit
+    return Asked.of(request.query, depth, request.min_similarity)
 
 
 def _selection(
