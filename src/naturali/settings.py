@@ -14,9 +14,10 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from naturali.embed.models import MODELS
-
 MiB = 1024 * 1024
+# The embedding models naturali ships (embed/models.py loads them by these names); the first
+# is the default.
+BGE_SMALL, MINILM = SHIPPED_MODELS = ("bge-small-en-v1.5", "all-MiniLM-L6-v2")
 
 
 @dataclass(frozen=True)
@@ -117,10 +118,10 @@ class Settings:
                 object.__setattr__(self, name, Path(path).expanduser().resolve())
         if self.embedder not in ("onnx", "http"):
             raise ValueError(f"unknown embedder {self.embedder!r} (expected 'onnx' or 'http')")
-        if self.embedder == "onnx" and self.embedder_model not in (None, *MODELS):
+        if self.embedder == "onnx" and self.embedder_model not in (None, *SHIPPED_MODELS):
             raise ValueError(
                 f"embedder_model {self.embedder_model!r} is not a shipped model"
-                f" (one of {', '.join(MODELS)})"
+                f" (one of {', '.join(SHIPPED_MODELS)})"
             )
         if self.bootstrap_token is not None:
             _check_secret(self.bootstrap_token)

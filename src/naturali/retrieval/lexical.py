@@ -20,8 +20,8 @@ import numpy.typing as npt
 
 from naturali.text.tokens import terms
 
-# Tuned on SciFact's train queries (README, "Evaluation"): lower length normalisation suits
-# chunks, which are already of similar length.
+# Tuned on SciFact's train queries (docs/benchmarks.md, "Quality: SciFact"): lower length
+# normalisation suits chunks, which are already of similar length.
 K1 = 0.9
 B = 0.4
 

@@ -3,7 +3,7 @@ may start at once); ``naturali_schema`` records which have run. Add an entry to 
 schema; never edit a released one.
 
 Every table but ``users`` and ``tokens`` carries ``project_id`` and has it in every key, so the
-schema can be distributed by ``project_id`` (Citus) as it is — see the README.
+schema can be distributed by ``project_id`` (Citus) as it is — see docs/scale.md.
 """
 
 from __future__ import annotations
