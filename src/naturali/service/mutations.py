@@ -81,7 +81,8 @@ class Mutations:
     def save_in(self, store: MemoryStoreKey, request: SaveRequest) -> Written:
         """``save`` for a caller that authorized and found the store already (the memories
         API): the receipt and the records as written, for indexing without reading them back."""
-        fields, body = _split(request.record, "record")
+        creating = request.expectedRevision is None
+        fields, body = _record_fields(request.record, "record", creating=creating)
 
         def plan(view: StoreView) -> Plan:
             now = utcnow()
@@ -109,7 +110,7 @@ class Mutations:
 
     def correct_in(self, store: MemoryStoreKey, request: CorrectRequest) -> Written:
         """``correct`` for a caller that authorized and found the store already."""
-        fields, body = _split(request.replacement, "replacement")
+        fields, body = _record_fields(request.replacement, "replacement", creating=False)
 
         def plan(view: StoreView) -> Plan:
             original = _fenced(view, request.id, request.expectedRevision, request.expectedHash)
@@ -238,14 +239,7 @@ class Mutations:
         now: str,
         extra: dict[str, Any],
     ) -> PlannedWrite:
-        kind = fields.get("kind")
-        if kind not in KINDS:
-            raise InvalidRequest(
-                f"record.kind must be one of {', '.join(KINDS)}",
-                code="invalid_record",
-                param="record.kind",
-            )
-        record_id = record_id or new_id(PREFIX[str(kind)])
+        record_id = record_id or new_id(PREFIX[str(fields["kind"])])
         target = (view.scan_root / f"{record_id}.md").resolve()
         if target.parent != view.scan_root.resolve():
             raise InvalidRequest(
@@ -270,8 +264,20 @@ class Mutations:
         return _planned_write(f"{record_id}.md", Record(front, body or ""))
 
 
-def _split(data: dict[str, Any], param: str) -> tuple[dict[str, Any], str | None]:
+def _record_fields(
+    data: dict[str, Any], param: str, *, creating: bool
+) -> tuple[dict[str, Any], str | None]:
+    """A record as a request gives it, checked in this one place (its kind when it makes a
+    record or names one, its dates, no field naturali manages, each field's limits, its
+    body): its front matter fields and its body. ``render`` holds the file format's own
+    invariants, which every record file meets however it was written."""
     fields = {k: v for k, v in data.items() if k != "body"}
+    if (creating or "kind" in fields) and fields.get("kind") not in KINDS:
+        raise InvalidRequest(
+            f"{param}.kind must be one of {', '.join(KINDS)}",
+            code="invalid_record",
+            param=f"{param}.kind",
+        )
     # A date no timeline could place would silently never appear on one: refuse it here.
     for kind in ("claim", "page"):  # dates at the top level, and pages' fields.occurred_at
         for name, message in date_issues(kind, fields):
