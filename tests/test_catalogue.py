@@ -21,7 +21,8 @@ from conftest import Api, StoreVault
 from naturali.cli.main import app
 from naturali.cli.model_options import option_name
 from naturali.client import Client
-from naturali.service.operations import OPERATIONS, RESOURCES, Operation, Target
+from naturali.client._operations import http_call
+from naturali.service.operations import OPERATIONS, RESOURCES, Operation
 from test_authz_matrix import OPERATIONS as AUTHZ
 
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -228,10 +229,10 @@ def test_every_operation_with_every_parameter_over_http(world: StoreVault) -> No
     def call(name: str, params: dict[str, Any]) -> dict[str, Any]:
         op = BY_NAME[name]
         request = op.request.model_validate(params)
-        target = _target(world)
-        body = op.body(request)
-        url = op.url(target, request)
-        r = api.http.request(op.method, url, json=body, headers=api.headers())
+        ids = {"project_id": world.project, "memory_store_id": world.store}
+        fields = request.model_dump(mode="json", exclude_none=True)
+        url, extra = http_call(op.method, op.path, op.path_field, ids, fields)
+        r = api.http.request(op.method, url, **extra, headers=api.headers())
         assert r.status_code == 200, (name, r.text)
         return dict(r.json())
 
@@ -367,10 +368,6 @@ class _Kept:
 
     def __exit__(self, *exc: object) -> None:
         return None
-
-
-def _target(world: StoreVault) -> Target:
-    return Target(world.project, world.store)
 
 
 def test_the_sdks_and_the_clis_search_parameters_are_the_request_models_fields() -> None:

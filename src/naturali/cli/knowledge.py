@@ -13,7 +13,8 @@ import typer
 from naturali.cli import views
 from naturali.cli.common import BaseUrl, Token, client, errors
 from naturali.cli.model_options import field_parameter, keyword, request_from, with_parameters
-from naturali.service.operations import OPERATIONS, Operation, Target
+from naturali.client._operations import http_call
+from naturali.service.operations import OPERATIONS, Operation
 
 app = typer.Typer(
     rich_markup_mode=None,
@@ -49,11 +50,11 @@ def _command(operation: Operation) -> Callable[..., None]:
     def command(**given: Any) -> None:
         common = {k: given.pop(k) for k in COMMON}
         request = request_from(operation.request, given)
-        target = Target(common["project_id"], common["store_id"])
-        body = operation.body(request)
+        ids = {"project_id": common["project_id"], "memory_store_id": common["store_id"]}
+        fields = request.model_dump(mode="json", exclude_none=True)
+        url, extra = http_call(operation.method, operation.path, operation.path_field, ids, fields)
         with errors(), client(common["base_url"], common["token"]) as api:
-            extra = {"json": body} if body is not None else {}
-            response = api.request(operation.method, operation.url(target, request), **extra)
+            response = api.request(operation.method, url, **extra)
         show(response, common["as_json"])
 
     return with_parameters(command, _parameters(operation), f"{operation.doc} ({operation.name})")

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from naturali.client import Client, NaturaliAPIError, NaturaliConnectionError
+from naturali.client._operations import http_call
 from naturali.errors import NaturaliError
 from naturali.model import User
 from naturali.service.container import Services
@@ -44,9 +45,9 @@ class RemoteBackend:
         self._client, self._target = client, target
 
     def call(self, operation: Operation, request: BaseModel) -> dict[str, Any]:
-        body = operation.body(request)
-        extra = {"json": body} if body is not None else {}
-        url = operation.url(self._target, request)
+        ids = {"project_id": self._target.project_id, "memory_store_id": self._target.store_id}
+        fields = request.model_dump(mode="json", exclude_none=True)
+        url, extra = http_call(operation.method, operation.path, operation.path_field, ids, fields)
         try:
             return dict(self._client.request(operation.method, url, **extra))
         except NaturaliAPIError as exc:

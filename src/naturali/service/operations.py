@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import quote, urlencode
 
 from pydantic import BaseModel
 
@@ -60,29 +59,6 @@ class Operation:
     # Begun as a request arrives, before the operation waits for one of the API's search
     # lanes (api/search_lanes.py), so the wait overlaps it; None: no lane, the thread pool.
     ahead: Callable[[Services, Any], object] | None = None
-
-    def url(self, target: Target, request: BaseModel) -> str:
-        """The HTTP path for ``target`` (the path slot filled from the request)."""
-        path = self.path.format(
-            project_id=target.project_id,
-            memory_store_id=target.store_id,
-            record_id="{slot}",
-            requestId="{slot}",
-        )
-        if self.path_field is not None:
-            path = path.replace("{slot}", quote(str(getattr(request, self.path_field)), safe=""))
-        if self.method == "GET":  # a GET's other set fields go in its query string
-            rest = request.model_dump(mode="json", exclude_none=True)
-            rest.pop(self.path_field or "", None)
-            if rest:
-                path += "?" + urlencode(rest)
-        return path
-
-    def body(self, request: BaseModel) -> dict[str, Any] | None:
-        """The JSON body sent over HTTP: the request's set fields (none for a GET)."""
-        if self.method == "GET":
-            return None
-        return request.model_dump(mode="json", exclude_none=True)
 
 
 def _search(
