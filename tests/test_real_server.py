@@ -33,6 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def _cli(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NATURALI_BASE_URL": server.base_url, "NATURALI_TOKEN": server.token}
+    env["XDG_CACHE_HOME"] = str(server.data_dir.parent / "xdg-cache")  # sync's memory
     return subprocess.run(
         [sys.executable, "-m", "naturali.cli.main", *args],
         env=env,
@@ -165,6 +166,12 @@ def test_cli_sync_mirrors_a_folder_then_has_nothing_to_do(server: Server, tmp_pa
         (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
         failing = sync()
         assert failing.returncode == 1 and "/zoo/broken.pdf" in failing.stderr
+        for _ in range(2):  # refused before and unchanged: not sent again, not a failure
+            again = sync()
+            assert again.returncode == 0, again.stderr
+            assert "/zoo/broken.pdf: refused before and unchanged since" in again.stderr
+        (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 still not really")
+        assert sync().returncode == 1  # changed, and refused again: a new failure
         (tmp_path / "broken.pdf").unlink()
 
         # A link out of the folder is not the folder's: skipped, and said so.
@@ -180,6 +187,42 @@ def test_cli_sync_mirrors_a_folder_then_has_nothing_to_do(server: Server, tmp_pa
         allowed = sync("--follow-outside")
         assert allowed.returncode == 0, allowed.stderr
         assert "/zoo/passwd.txt" in {d.path for d in client.documents.list(project_id=project)}
+
+
+def test_cli_sync_leaves_out_what_it_is_told_and_says_what_it_did(
+    server: Server, tmp_path: Path
+) -> None:
+    import json
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "build").mkdir()
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nOtters hold hands asleep.")
+    (tmp_path / "docs" / "draft.md").write_text("# Draft\n\nNot yet.")
+    (tmp_path / "build" / "out.txt").write_text("generated")
+    (tmp_path / ".cache" / "x.md").write_text("cached")
+    (tmp_path / "notes.log.txt").write_text("a log")
+    (tmp_path / "empty.md").write_text("")
+    (tmp_path / ".naturaliignore").write_text("build/\n*.log.txt\n")
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        project = client.projects.create(name="sync-rules").id
+        args = ("sync", str(tmp_path), "--project", project, "--path", "/kb/")
+        done = _cli(server, *args, "--exclude", "docs/draft.md", "--json")
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert sorted(summary["created"]) == ["/kb/docs/guide.md", "/kb/empty.md"]
+        assert summary["skipped"]["excluded"] == 3 and summary["skipped"]["hidden"] >= 2
+        warned = {w["path"]: w["warnings"] for w in summary["warnings"]}
+        assert warned["/kb/empty.md"][0].startswith("no_text")  # said, not silent
+        paths = {d.path for d in client.documents.list(project_id=project)}
+        assert paths == {"/kb/docs/guide.md", "/kb/empty.md"}
+
+        (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nOtters float on their backs.")
+        lines = _cli(server, *args, "--include-hidden")  # output to a pipe: a line a file
+        assert lines.returncode == 0, lines.stderr
+        assert "updated /kb/docs/guide.md" in lines.stdout
+        assert "created /kb/.cache/x.md" in lines.stdout
+        assert "created /kb/docs/draft.md" in lines.stdout
 
 
 def test_cli_and_sdk_tokens_scoped_listed_revoked(server: Server) -> None:

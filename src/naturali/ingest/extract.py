@@ -23,6 +23,7 @@ _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _BINARY_SHARE = 0.01
 _MAGIC = {b"%PDF-": "pdf", b"PK\x03\x04": "zip"}
+NO_TEXT = "no_text: the file holds no text; it was stored with zero chunks and is not searchable"
 _ZIPPED = {"docx", "pptx", "epub"}
 _NAMES = {"docx": "Word", "pptx": "PowerPoint", "epub": "EPUB", "pdf": "PDF", "zip": "ZIP"}
 
@@ -63,7 +64,9 @@ def extract(data: bytes, filename: str) -> Extracted:
     if form.parsed is not None:
         return _parsed(data, form)
     text = decode_text(data)
-    return Extracted(form.content_type, [Page(None, text, 0)], _title(text, form), [], form.layout)
+    warnings = [] if text.strip() else [NO_TEXT]
+    page = Page(None, text, 0)
+    return Extracted(form.content_type, [page], _title(text, form), warnings, form.layout)
 
 
 def _check_bytes(data: bytes, form: Format, suffix: str) -> None:
