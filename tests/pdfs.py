@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 from fpdf import FPDF
 
@@ -51,3 +52,34 @@ def pdf_bomb(inflated: int) -> bytes:
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
     trailer = b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n"
     return out + trailer % (len(objects) + 1, xref)
+
+
+def page_images(pdf: bytes, scale: float = 2.0) -> list[Any]:
+    """The pages of a PDF rendered to images (PIL), as a scanner would see them."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(pdf)
+    try:
+        return [document[i].render(scale=scale).to_pil() for i in range(len(document))]
+    finally:
+        document.close()
+
+
+def scanned_copy(pdf: bytes, keep_text: set[int] | None = None) -> bytes:
+    """An image-only copy of a PDF: each page rendered and placed back as a picture, as a
+    scan of the printed document would be; pages in ``keep_text`` (1-based) are not scanned
+    but written again as text (a mixed PDF)."""
+    import pypdfium2 as pdfium
+
+    source = pdfium.PdfDocument(pdf)
+    texts = [source[i].get_textpage().get_text_bounded() for i in range(len(source))]
+    source.close()
+    out = FPDF()
+    out.set_font("helvetica", size=11)
+    for number, image in enumerate(page_images(pdf), start=1):
+        out.add_page()
+        if keep_text and number in keep_text:
+            out.multi_cell(0, 6, texts[number - 1].replace("\r\n", "\n"))
+        else:
+            out.image(image, x=0, y=0, w=out.w, h=out.h)
+    return bytes(out.output())

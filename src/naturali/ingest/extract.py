@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 
 from naturali.contracts.formats import FORMATS, Format, Layout
 from naturali.errors import InvalidRequest, UnsupportedMediaType
+from naturali.ingest import ocr
 from naturali.ingest.formats import FormatError
 
 PAGE_SEPARATOR = "\n\f\n"
@@ -22,10 +23,24 @@ _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)
 # Other C0 controls in text are strays kept as spaces; NUL, or many of them, mean binary data.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _BINARY_SHARE = 0.01
-_MAGIC = {b"%PDF-": "pdf", b"PK\x03\x04": "zip"}
+_MAGIC = {
+    b"%PDF-": "pdf",
+    b"PK\x03\x04": "zip",
+    b"\x89PNG\r\n\x1a\n": "image",
+    b"\xff\xd8\xff": "image",  # JPEG
+    b"II*\x00": "image",  # TIFF, little- and big-endian
+    b"MM\x00*": "image",
+}
 NO_TEXT = "no_text: the file holds no text; it was stored with zero chunks and is not searchable"
 _ZIPPED = {"docx", "pptx", "epub"}
-_NAMES = {"docx": "Word", "pptx": "PowerPoint", "epub": "EPUB", "pdf": "PDF", "zip": "ZIP"}
+_NAMES = {
+    "docx": "Word",
+    "pptx": "PowerPoint",
+    "epub": "EPUB",
+    "pdf": "PDF",
+    "zip": "ZIP",
+    "image": "image",
+}
 
 
 @dataclass(frozen=True)
@@ -56,11 +71,18 @@ def extract(data: bytes, filename: str) -> Extracted:
         raise UnsupportedMediaType(
             f"unsupported file type {suffix!r}: naturali ingests "
             "Markdown, text, reStructuredText, PDF, Word (.docx), PowerPoint (.pptx), HTML, "
-            "EPUB, CSV/TSV, JSON/YAML/TOML/XML and source code",
+            "EPUB, CSV/TSV, JSON/YAML/TOML/XML, source code and images (PNG, JPEG, TIFF, "
+            "WebP)",
             code="unsupported_file_type",
             param="file",
         )
     _check_bytes(data, form, suffix)
+    if form.parsed == "image" and not ocr.available():
+        raise UnsupportedMediaType(
+            f"an image is read by OCR, which this server does not have ({ocr.EXTRA})",
+            code="ocr_not_installed",
+            param="file",
+        )
     if form.parsed is not None:
         return _parsed(data, form)
     text = decode_text(data)
@@ -73,8 +95,10 @@ def _check_bytes(data: bytes, form: Format, suffix: str) -> None:
     """A file whose bytes say it is a PDF or a ZIP archive is one; a name saying otherwise is
     refused (and a ZIP-based format whose bytes are no archive)."""
     found = next((kind for magic, kind in _MAGIC.items() if data.startswith(magic)), None)
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        found = "image"
     expected = "zip" if form.parsed in _ZIPPED else form.parsed
-    if found == expected or (found is None and expected not in ("zip", "pdf")):
+    if found == expected or (found is None and expected not in ("zip", "pdf", "image")):
         return
     if found is None:
         what = f"named as a {_NAMES[form.parsed or 'zip']} file but is not one"
@@ -129,7 +153,7 @@ def _parsed(data: bytes, form: Format) -> Extracted:
     assert kind is not None
     reader = importlib.import_module(f"naturali.ingest.formats.{kind}")
     try:
-        read, title = reader.read(data)
+        read, title, *notes = reader.read(data)  # a reader may say what it read how
     except FormatError as exc:
         raise InvalidRequest(str(exc), code=exc.code, param="file") from exc
     except RecursionError as exc:
@@ -148,11 +172,12 @@ def _parsed(data: bytes, form: Format) -> Extracted:
         text = raw.replace("\r\n", "\n").replace("\x00", "")
         pages.append(Page(number, text, offset))
         offset += len(text) + len(PAGE_SEPARATOR)
-    warnings: list[str] = []
+    warnings: list[str] = list(notes[0]) if notes else []
     if not any(p.text.strip() for p in pages):
         what = "the PDF has no extractable text (scanned?)" if kind == "pdf" else "no text"
+        hint = f"; {ocr.EXTRA} reads scanned pages" if kind == "pdf" and not ocr.available() else ""
         warnings.append(
-            f"no_text_layer: {what}; it was stored with zero chunks and is not searchable"
+            f"no_text_layer: {what}; it was stored with zero chunks and is not searchable{hint}"
         )
     return Extracted(form.content_type, pages, title or None, warnings, form.layout)
 

@@ -16,8 +16,10 @@ MiB = 1024 * 1024
 BASE_CPU_SECONDS = 10.0
 CPU_SECONDS_PER_MIB = 4.0
 CPU_SECONDS_PER_PAGE = 0.25
-MEMORY_BYTES = 1024 * MiB
-RETIRE_RSS_BYTES = 256 * MiB
+CPU_SECONDS_PER_OCR_PAGE = 15.0  # a page read by OCR takes ~4 s of CPU here
+SCANNED_PAGE_BYTES = 100 * 1024  # a scanned page is rarely smaller
+MEMORY_BYTES = 2048 * MiB  # OCR: onnxruntime and OpenCV reserve more than they hold
+RETIRE_RSS_BYTES = 768 * MiB  # a worker with the OCR engine loaded holds ~600
 
 
 def over_code(data: bytes, filename: str) -> str:
@@ -33,8 +35,10 @@ def cpu_seconds(size: int, pages: int = 0) -> float:
 
 def wall_seconds(size: int) -> float:
     """How long the server waits for a worker (niced, beside searches and embedding) before it
-    gives up on it: a hang spends no CPU, so the CPU limit alone would never end it."""
-    return 60.0 + 4 * cpu_seconds(size)
+    gives up on it: a hang spends no CPU, so the CPU limit alone would never end it. A scan
+    may need OCR on every page, one a ``SCANNED_PAGE_BYTES`` at most."""
+    ocr = CPU_SECONDS_PER_OCR_PAGE * size / SCANNED_PAGE_BYTES
+    return 60.0 + 4 * (cpu_seconds(size) + ocr)
 
 
 _used_at_start = 0.0
@@ -53,6 +57,14 @@ def allow_pages(pages: int) -> None:
     global _budget
     if _budget is not None:
         _budget += CPU_SECONDS_PER_PAGE * pages
+        _set()
+
+
+def allow_ocr_page() -> None:
+    """A page is read by OCR: it adds to the file's budget."""
+    global _budget
+    if _budget is not None:
+        _budget += CPU_SECONDS_PER_OCR_PAGE
         _set()
 
 

@@ -1,0 +1,30 @@
+"""An image (PNG, JPEG, TIFF, WebP: a screenshot, a photo of a whiteboard, a scanned form)
+as a one-page document, read by OCR (ingest/ocr.py). Pillow decodes it, refusing an image of
+more pixels than a page ever has (a decompression bomb)."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+from PIL import Image
+
+from naturali.ingest import ocr
+from naturali.ingest.formats import FormatError, Pages
+
+MAX_PIXELS = 50_000_000  # a 600-dpi A3 scan is ~35 million
+
+
+def read(data: bytes) -> tuple[Pages, str | None]:
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                pixels = np.asarray(image.convert("RGB"))
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise FormatError("file_limit_reached", f"the image is too large: {exc}") from exc
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise FormatError("invalid_file", f"the image could not be read: {exc}") from exc
+    return [(1, ocr.read(pixels))], None

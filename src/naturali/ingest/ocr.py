@@ -1,0 +1,45 @@
+"""Reading text from pixels: a scanned PDF page or an image, by RapidOCR (PP-OCR models as
+ONNX, shipped inside the ``rapidocr`` wheel, run by onnxruntime), in the ingest worker. It is
+the ``ocr`` extra (it brings OpenCV): without it a page with no text layer is stored with a
+warning that names the extra. The engine is loaded once per worker, on its first page."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from naturali.ingest import limits
+
+EXTRA = "pip install 'naturali[ocr]'"
+_engine: Any = None
+
+
+def available() -> bool:
+    try:
+        import rapidocr  # noqa: F401  (the extra's presence is the question)
+    except ImportError:
+        return False
+    return True
+
+
+def read(image: npt.NDArray[np.uint8]) -> str:
+    """The text of an image (rows of pixels, RGB), lines top to bottom."""
+    limits.allow_ocr_page()
+    found = _reader()(image)
+    lines = getattr(found, "txts", None) or ()
+    return "\n".join(str(line) for line in lines)
+
+
+def _reader() -> Any:
+    global _engine
+    if _engine is None:
+        # Imported here: OpenCV and the models load only in a worker that meets a scan.
+        from rapidocr import RapidOCR
+
+        for name in ("RapidOCR", "rapidocr"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+        _engine = RapidOCR()
+    return _engine

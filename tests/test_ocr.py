@@ -1,0 +1,71 @@
+"""Scanned pages and images read by OCR (RapidOCR, the ``ocr`` extra) in the ingest worker:
+a scan made here by rendering a real text PDF's pages to images and back into an image-only
+PDF is found by the same question on the same page as the original; a screenshot (PNG) by
+its words; a mixed PDF is OCR'd only where it has no text layer, and says which pages."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Api, make_api
+from naturali.embed.onnx import OnnxEmbedder
+from pdfs import page_images, scanned_copy, text_pdf
+
+PAGES = [
+    "Refunds take five business days from the day the parcel arrives back.",
+    "The zebra clause: every contract signed after March renews for two years.",
+    "Escalations go to the duty manager, who answers within one hour.",
+]
+
+
+@pytest.fixture
+def api(tmp_path: Path, embedder: OnnxEmbedder) -> Iterator[Api]:
+    yield from make_api(tmp_path, embedder)  # the worker is the same on both backends
+
+
+def _top_page(api: Api, project: str, query: str) -> tuple[str, int | None]:
+    hit = api.search(project, query=query, limit=1).json()["results"][0]
+    return hit["path"], hit["page"]
+
+
+def test_a_scanned_pdf_is_found_on_the_page_the_original_is(api: Api) -> None:
+    original = text_pdf(PAGES)
+    project = api.project()
+    scan = api.upload(project, "/scan.pdf", scanned_copy(original), "scan.pdf")
+    assert scan.status_code == 201, scan.text
+    document = scan.json()
+    assert document["page_count"] == 3 and document["chunk_count"] >= 3
+    assert document["warnings"][0].startswith("ocr: page(s) 1, 2, 3 had no text layer")
+    assert _top_page(api, project, "which contracts renew for two years?") == ("/scan.pdf", 2)
+    other = api.project("original")
+    api.upload(other, "/original.pdf", original, "original.pdf")
+    assert _top_page(api, other, "which contracts renew for two years?")[1] == 2
+
+
+def test_a_screenshot_is_found_by_its_words(api: Api) -> None:
+    image = page_images(text_pdf(["Deploys freeze on Fridays after noon, always."]))[0]
+    png = io.BytesIO()
+    image.save(png, format="PNG")
+    project = api.project()
+    r = api.upload(project, "/whiteboard.png", png.getvalue(), "whiteboard.png")
+    assert r.status_code == 201, r.text
+    assert r.json()["page_count"] == 1 and r.json()["content_type"] == "image/png"
+    hit = api.search(project, query="when do deploys freeze", limit=1).json()["results"][0]
+    assert hit["path"] == "/whiteboard.png" and "Fridays" in hit["content"]
+
+
+def test_a_mixed_pdf_is_read_by_ocr_only_where_it_has_no_text(api: Api) -> None:
+    mixed = scanned_copy(text_pdf(PAGES), keep_text={1, 3})
+    project = api.project()
+    r = api.upload(project, "/mixed.pdf", mixed, "mixed.pdf")
+    assert r.status_code == 201, r.text
+    assert r.json()["warnings"] == [
+        "ocr: page(s) 2 had no text layer and were read by OCR: check a passage from them "
+        "before quoting it"
+    ]
+    assert _top_page(api, project, "zebra clause renewal") == ("/mixed.pdf", 2)
+    assert _top_page(api, project, "who answers escalations") == ("/mixed.pdf", 3)
