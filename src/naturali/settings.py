@@ -176,6 +176,12 @@ class Settings:
         return replace(self, **typed)
 
 
+def user_cache_dir() -> Path:
+    """The user's cache (``$XDG_CACHE_HOME``, else ``~/.cache``): what a client command keeps
+    between runs (``naturali sync``'s memory of refused files)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
 MIN_SECRET_CHARS = 32
 MIN_SECRET_DISTINCT = 12
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pathspec
 
 from naturali.contracts.formats import FORMATS
+from naturali.settings import user_cache_dir
 
 SUFFIXES = {s for s in FORMATS if s}
 IGNORE_FILE = ".naturaliignore"
@@ -96,8 +97,7 @@ class Refusals:
     def __init__(self, base_url: str, project: str, directory: Path, prefix: str) -> None:
         key = "\n".join((base_url, project, str(directory.resolve()), prefix))
         name = hashlib.sha256(key.encode()).hexdigest()[:24] + ".json"
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        self.path = cache / "naturali" / "sync" / name
+        self.path = user_cache_dir() / "naturali" / "sync" / name
         try:
             self.known: dict[str, dict[str, str]] = json.loads(self.path.read_text())
         except (OSError, ValueError):

@@ -30,6 +30,29 @@ POLL_SECONDS = 0.5  # how often the documents still processing are looked at
 UPLOADS_IN_FLIGHT = 4
 
 
+Directory = Annotated[Path, typer.Argument(exists=True, file_okay=False, readable=True)]
+ProjectOption = Annotated[str, typer.Option("--project", help="Project id")]
+PathOption = Annotated[str, typer.Option("--path", help="Logical path prefix, e.g. /handbook/")]
+FollowOutside = Annotated[
+    bool,
+    typer.Option(
+        "--follow-outside",
+        help="Also upload files whose real path is outside DIRECTORY (symbolic links)",
+    ),
+]
+Exclude = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        help="Leave out paths matching PATTERN (gitignore syntax; repeatable; the folder's "
+        ".naturaliignore is read too)",
+    ),
+]
+IncludeHidden = Annotated[
+    bool, typer.Option("--include-hidden", help="Also sync hidden files and folders")
+]
+
+
 @dataclass
 class Plan:
     create: list[tuple[str, Path, str]] = field(default_factory=list)  # path, file, sha256
@@ -78,9 +101,9 @@ def plan(
 
 
 def sync(
-    directory: Annotated[Path, typer.Argument(exists=True, file_okay=False, readable=True)],
-    project: Annotated[str, typer.Option("--project", help="Project id")],
-    path: Annotated[str, typer.Option("--path", help="Logical path prefix, e.g. /handbook/")] = "/",
+    directory: Directory,
+    project: ProjectOption,
+    path: PathOption = "/",
     delete: Annotated[
         bool, typer.Option("--delete", help="Delete documents under the prefix whose file is gone")
     ] = False,
@@ -89,24 +112,9 @@ def sync(
     ),
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
-    follow_outside: Annotated[
-        bool,
-        typer.Option(
-            "--follow-outside",
-            help="Also upload files whose real path is outside DIRECTORY (symbolic links)",
-        ),
-    ] = False,
-    exclude: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--exclude",
-            help="Leave out paths matching PATTERN (gitignore syntax; repeatable; the "
-            "folder's .naturaliignore is read too)",
-        ),
-    ] = None,
-    include_hidden: Annotated[
-        bool, typer.Option("--include-hidden", help="Also sync hidden files and folders")
-    ] = False,
+    follow_outside: FollowOutside = False,
+    exclude: Exclude = None,
+    include_hidden: IncludeHidden = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one machine-readable summary (for cron, CI)")
     ] = False,
@@ -145,9 +153,9 @@ def sync(
 
 
 def ingest(
-    directory: Annotated[Path, typer.Argument(exists=True, file_okay=False, readable=True)],
-    project: Annotated[str, typer.Option("--project", help="Project id")],
-    path: Annotated[str, typer.Option("--path", help="Logical path prefix, e.g. /handbook/")] = "/",
+    directory: Directory,
+    project: ProjectOption,
+    path: PathOption = "/",
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
 ) -> None:

@@ -19,7 +19,8 @@ _engine: Any = None
 
 def available() -> bool:
     try:
-        import rapidocr  # noqa: F401  (the extra's presence is the question)
+        # Imported here: the optional extra's presence is the question (a lazy import).
+        import rapidocr  # noqa: F401
     except ImportError:
         return False
     return True
