@@ -141,6 +141,26 @@ def test_upload_a_document_and_find_it(page: Page, server: Server, tmp_path: Pat
     expect(page.locator("article.hit", has_text=f"/facilities/{name}")).to_have_count(1)
 
 
+def test_a_documents_warnings_show_in_the_list_and_on_its_page(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """Nothing skipped in silence: an empty file says it has no text where it is listed, on
+    its page and when it is uploaded."""
+    _sign_in(page, server)
+    page.get_by_role("link", name="Documents").click()
+    name = f"empty-{page.size_name}.md"  # type: ignore[attr-defined]
+    (tmp_path / name).write_text("")
+    page.get_by_label("File", exact=True).set_input_files(str(tmp_path / name))
+    page.get_by_label("Path (default: /file name)").fill(f"/blank/{name}")
+    page.get_by_role("button", name="Upload").click()
+    expect(page.get_by_text(f"Uploaded /blank/{name}")).to_contain_text("Warning: no_text")
+    row = page.locator("tr", has=page.get_by_role("link", name=f"/blank/{name}"))
+    expect(row.locator(".status-warning")).to_contain_text("the file holds no text")
+    row.get_by_role("link", name=f"/blank/{name}").click()
+    expect(page.locator(".status-warning")).to_contain_text("not searchable")
+    _shot(page, "document-warnings")
+
+
 def test_a_large_upload_shows_its_progress_then_ready(
     page: Page, server: Server, tmp_path: Path
 ) -> None:

@@ -482,8 +482,16 @@ function documentsPage(prefix) {
   }
 }
 
-/** A document's status: ready, failed (with why), or processing with its progress. */
+/** A document's status: ready, failed (with why), or processing with its progress; and what
+ * it came back with to look at (no text, pages read by OCR…), never left unsaid. */
 function statusCell(d) {
+  const warned = (d.warnings ?? []).length
+    ? h('span', { class: 'status-warning' }, ...d.warnings.map((w) => h('span', { class: 'warning' }, w)))
+    : null;
+  return h('span', {}, statusOf(d), warned);
+}
+
+function statusOf(d) {
   if (d.status === 'processing') {
     const label = `processing ${d.chunks_done ?? 0}/${d.chunks_total ?? '?'}`;
     return h('span', { class: 'status-processing' }, h('progress', { max: d.chunks_total ?? 1, value: d.chunks_done ?? 0, 'aria-label': label }), ` ${label}`);
@@ -495,7 +503,7 @@ function statusCell(d) {
 function uploader(done) {
   const progress = h('progress', { max: 100, value: 0, hidden: true });
   const status = h('p', { class: 'status', 'aria-live': 'polite' });
-  const file = input('file', { type: 'file', accept: '.md,.markdown,.txt,.rst,.pdf,.docx,.pptx,.html,.htm,.epub,.csv,.tsv,.json,.yaml,.yml,.toml,.xml,.py,.js,.ts,.go,.rs,.java,.c,.cpp,.h,.rb,.sh,.sql' });
+  const file = input('file', { type: 'file', accept: '.md,.markdown,.txt,.rst,.pdf,.docx,.pptx,.html,.htm,.epub,.csv,.tsv,.json,.yaml,.yml,.toml,.xml,.py,.js,.ts,.go,.rs,.java,.c,.cpp,.h,.rb,.sh,.sql,.png,.jpg,.jpeg,.tif,.tiff,.webp' });
   const path = input('path', { placeholder: '/policies/travel.md' });
   const drop = h('div', { class: 'drop', tabindex: 0 }, 'Drop a file here, or pick one below.');
   drop.addEventListener('dragover', (event) => { event.preventDefault(); drop.classList.add('over'); });
@@ -525,9 +533,10 @@ function uploader(done) {
       if (request.status >= 400) { showError(data?.error?.message ?? `upload failed (${request.status})`); return; }
       showError('');
       progress.value = 100;
-      status.textContent = data.status === 'processing'
+      status.textContent = (data.status === 'processing'
         ? `Uploaded ${data.path}: embedding ${data.chunks_total} passages in the background.`
-        : `Uploaded ${data.path} (version ${data.version}, ${data.chunk_count} passages).`;
+        : `Uploaded ${data.path} (version ${data.version}, ${data.chunk_count} passages).`)
+        + (data.warnings?.length ? ` Warning: ${data.warnings.join(' ')}` : '');
       done();
     };
     request.onerror = () => showError('upload failed: the server could not be reached');
