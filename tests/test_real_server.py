@@ -574,3 +574,13 @@ def test_sdk_reads_the_project_at_a_glance(server: Server) -> None:
         overview = client.projects.overview(project_id=project)
         assert overview["documents"] == 106 and overview["ingestion"]["queued"] == 0
         assert client.projects.ingest_jobs(project_id=project) == []
+
+
+def test_cli_documents_list_shows_each_documents_warnings(server: Server) -> None:
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        project = client.projects.create(name="listed").id
+        client.documents.create_text(project_id=project, path="/empty.md", content="")
+    listed = _cli(server, "documents", "list", "--project-id", project)
+    assert listed.returncode == 0, listed.stderr
+    assert "/empty.md  ready  v1, 0 passages" in listed.stdout
+    assert "warning: no_text: the file holds no text" in listed.stdout

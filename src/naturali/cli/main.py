@@ -7,7 +7,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from naturali.cli import admin, tokens
+from naturali.cli import admin, documents, tokens
 from naturali.cli.audit import audit
 from naturali.cli.lazy import LazyCommand, LazyGroup
 from naturali.cli.mcp import mcp
@@ -45,6 +45,7 @@ app.command()(audit)
 app.command()(mcp)
 app.add_typer(admin.app, name="admin")
 app.add_typer(tokens.app, name="tokens")
+app.add_typer(documents.app, name="documents")
 app.add_typer(
     typer.Typer(
         rich_markup_mode=None,
