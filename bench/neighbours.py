@@ -4,7 +4,7 @@ A real ``naturali serve`` (the repository's code, or ``--src`` another checkout'
 300 SciFact abstracts and searches them with 2 clients, first alone (idle), then while team
 A uploads a hostile folder — a CSV whose header is 40,000 columns wide, one a million columns
 wide, a megabyte of brackets, a megabyte without whitespace, a PDF content stream that
-inflates to 1.5 GB, a 150-page report — and 200 ordinary files (SciFact abstracts, six to a
+inflates to 5 GB, a 150-page report — and 200 ordinary files (SciFact abstracts, six to a
 file). During it B uploads one small document and waits for it to be searchable. Prints B's
 search p50/p99 against idle, B's upload-to-ready time, the server's peak RSS, A's answers by
 status, and any 5xx. Targets (#64): 0 5xx, p99 ≤ 2× idle, ready within 30 s, RSS ≤ 1.5 GB.
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from common import DATA, corpus, percentile, queries  # noqa: E402
 from load import start_server  # noqa: E402
-from pdfs import pdf_bomb, text_pdf  # noqa: E402
+from pdfs import BOMB_BYTES, pdf_bomb, text_pdf  # noqa: E402
 from server import free_port  # noqa: E402
 
 SEARCHERS = 2
@@ -47,7 +47,7 @@ def hostile_files() -> list[tuple[str, bytes]]:
         ("widest.csv", widest.encode()),
         ("brackets.json", b"[" * 500_000 + b"]" * 500_000),
         ("one-word.txt", b"x" * 1_000_000),
-        ("bomb.pdf", pdf_bomb(1_500_000_000)),
+        ("bomb.pdf", pdf_bomb(BOMB_BYTES)),
         ("report.pdf", text_pdf(report)),
     ]
 

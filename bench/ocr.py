@@ -33,7 +33,9 @@ def main() -> None:
     docs = [d for d in corpus(DATA / "scifact") if d["_id"] in wanted][: args.pages]
     page_of = {d["_id"]: n for n, d in enumerate(docs, start=1)}
     questions = [(asked[q], page_of[d]) for q, rel in answers.items() for d in rel if d in page_of]
-    original = text_pdf([f"{d['title']}. {d['text'][:1500]}" for d in docs])
+    # helvetica is Latin-1: what it cannot draw is dropped, in both copies alike
+    pages = [f"{d['title']}. {d['text'][:1500]}" for d in docs]
+    original = text_pdf([p.encode("latin-1", "ignore").decode("latin-1") for p in pages])
     scan = scanned_copy(original)
     naturali, user = service()
     hits = {}

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from naturali.settings import Settings
-from pdfs import pdf_bomb
+from pdfs import BOMB_BYTES, pdf_bomb
 from test_authz_matrix import OPERATIONS, World, world  # noqa: F401 (the fixture)
 
 WRITES = sorted(
@@ -135,7 +135,7 @@ def test_chunked_oversized_bodies_and_bombs_change_nothing(world: World) -> None
             headers={**world.api.headers(), "Content-Type": "application/json"},
         )
         assert response.status_code == 413, (method, path, response.text)
-    bomb = pdf_bomb(1_500_000_000)  # past what a parser worker may hold
+    bomb = pdf_bomb(BOMB_BYTES)  # past what a parser worker may hold
     for method, url in (
         ("POST", f"/v1/projects/{world.project}/documents"),
         ("PUT", f"/v1/projects/{world.project}/documents/{world.document}"),

@@ -18,7 +18,7 @@ CPU_SECONDS_PER_MIB = 4.0
 CPU_SECONDS_PER_PAGE = 0.25
 CPU_SECONDS_PER_OCR_PAGE = 15.0  # a page read by OCR takes ~4 s of CPU here
 SCANNED_PAGE_BYTES = 100 * 1024  # a scanned page is rarely smaller
-MEMORY_BYTES = 2048 * MiB  # OCR: onnxruntime and OpenCV reserve more than they hold
+MEMORY_BYTES = 3072 * MiB  # OCR: onnxruntime and OpenCV reserve more than they hold
 RETIRE_RSS_BYTES = 768 * MiB  # a worker with the OCR engine loaded holds ~600
 
 
