@@ -157,6 +157,7 @@ def test_a_documents_warnings_show_in_the_list_and_on_its_page(
     row = page.locator("tr", has=page.get_by_role("link", name=f"/blank/{name}"))
     expect(row.locator(".status-warning")).to_contain_text("the file holds no text")
     row.get_by_role("link", name=f"/blank/{name}").click()
+    expect(page.get_by_role("heading", name=name.removesuffix(".md"))).to_be_visible()
     expect(page.locator(".status-warning")).to_contain_text("not searchable")
     _shot(page, "document-warnings")
 
