@@ -102,7 +102,7 @@ class IngestionWorker:
             more = False
         if more:
             self._held.append(held)
-        self._renew_others()
+        self._renew_held()
         return True
 
     def close(self) -> None:
@@ -144,8 +144,7 @@ class IngestionWorker:
             self._hand_back()
             return False
         if len(held.chunks) < len(job.drafts):
-            # False: replaced by a newer upload or deleted, nothing to write.
-            return self._storage.renew_ingest(job.id, self.owner, len(held.chunks), self._lease)
+            return True  # its lease is renewed with the others' (_renew_held)
         document = replace(job.document, chunk_count=len(held.chunks))
         try:
             self._storage.finish_ingest(
@@ -157,8 +156,10 @@ class IngestionWorker:
             )
         return False
 
-    def _renew_others(self) -> None:
-        """Every held job's lease outlives a round of the others' batches."""
+    def _renew_held(self) -> None:
+        """Record each held job's progress and extend its lease, so that it outlives a round of
+        the others' batches; a job replaced by a newer upload or deleted is dropped (nothing
+        of it is written)."""
         self._held = [
             h
             for h in self._held
