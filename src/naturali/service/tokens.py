@@ -54,12 +54,6 @@ class Tokens:
                 code="invalid_value",
                 param="scope",
             )
-        if SCOPES.index(scope) > SCOPES.index(user.scope):
-            raise InvalidRequest(
-                f"a {user.scope} token may not make a {scope} token",
-                code="invalid_value",
-                param="scope",
-            )
         limited = self._projects(user, projects)
         self._auth.writing()
         expires = _earliest(_expiry(expires_in), user.token_expires_at)
