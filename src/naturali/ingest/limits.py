@@ -54,17 +54,18 @@ def start(size: int) -> None:
 
 def allow_pages(pages: int) -> None:
     """The file turned out to have ``pages`` pages: each adds to its budget."""
-    global _budget
-    if _budget is not None:
-        _budget += CPU_SECONDS_PER_PAGE * pages
-        _set()
+    _allow(CPU_SECONDS_PER_PAGE * pages)
 
 
 def allow_ocr_page() -> None:
     """A page is read by OCR: it adds to the file's budget."""
+    _allow(CPU_SECONDS_PER_OCR_PAGE)
+
+
+def _allow(seconds: float) -> None:
     global _budget
     if _budget is not None:
-        _budget += CPU_SECONDS_PER_OCR_PAGE
+        _budget += seconds
         _set()
 
 

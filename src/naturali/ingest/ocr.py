@@ -5,6 +5,7 @@ warning that names the extra. The engine is loaded once per worker, on its first
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -17,6 +18,7 @@ EXTRA = "pip install 'naturali[ocr]'"
 _engine: Any = None
 
 
+@functools.cache  # a failed import is not retried for every page
 def available() -> bool:
     try:
         # Imported here: the optional extra's presence is the question (a lazy import).
