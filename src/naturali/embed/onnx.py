@@ -31,6 +31,7 @@ from naturali.embed.models import DEFAULT_MODEL, ModelSpec, model_spec
 from naturali.embed.tokenizer import (  # noqa: F401 (re-exported: rerank.py and tests)
     MAX_TOKENS,
     ModelIntegrityError,
+    count_pieces,
     load_tokenizer,
     verified,
 )
@@ -154,7 +155,7 @@ class OnnxEmbedder:
             self.query_model_loaded.set()
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        return count_pieces(self._tokenizer, text)
 
     def embed(self, texts: Sequence[str], *, urgent: bool = False) -> Vectors:
         """Passages, in batches on the passage threads (lower priority, one core each); a

@@ -43,6 +43,11 @@ def load_tokenizer() -> Tokenizer:
     return tokenizer
 
 
+def count_pieces(tokenizer: Tokenizer, text: str) -> int:
+    """Word pieces the model would see for ``text`` (without special tokens)."""
+    return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
 def count_words(text: str) -> int:
     """A conservative stand-in for a tokenizer naturali does not have (an HTTP model's)."""
     return int(len(text.split()) * 1.3) + 1

@@ -7,13 +7,14 @@ whatever its shape, grows the server's own process."""
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
 import sys
 from collections.abc import Callable
 from typing import IO, Any
 
-from naturali.embed.tokenizer import count_words, load_tokenizer
+from naturali.embed.tokenizer import count_pieces, count_words, load_tokenizer
 from naturali.errors import NaturaliError
 from naturali.ingest import limits
 from naturali.ingest.chunk import TooManyChunks, chunk_pages
@@ -71,8 +72,7 @@ def _counter(name: str) -> Counter:
     model's tokenizer being unknown) words, a conservative stand-in."""
     if name not in _counters:
         if name == "wordpiece":
-            tokenizer = load_tokenizer()
-            _counters[name] = lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+            _counters[name] = functools.partial(count_pieces, load_tokenizer())
         else:
             _counters[name] = count_words
     return _counters[name]
