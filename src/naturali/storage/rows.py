@@ -236,6 +236,11 @@ def audit_entry(row: Row) -> AuditEntry:
 TOKEN_COLUMNS = "token_hash, user_id, created_at, id, name, scope, projects, expires_at, parent_id"
 
 
+def token_marks(placeholder: str) -> str:
+    """One parameter placeholder for each of ``TOKEN_COLUMNS``."""
+    return ", ".join([placeholder] * len(TOKEN_COLUMNS.split(",")))
+
+
 def lineage(placeholder: str) -> str:
     """SQL for a token of a user (parameters: token id, user id) and every token made through
     it, as ``lineage(id)``; the query that uses it follows."""

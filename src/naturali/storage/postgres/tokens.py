@@ -12,7 +12,9 @@ from naturali.storage import rows as mapping
 from naturali.storage.postgres.connection import Database
 
 LINEAGE = mapping.lineage("%s")
-INSERT = f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES ({', '.join(['%s'] * 9)})".encode()
+INSERT = (
+    f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES ({mapping.token_marks('%s')})"
+).encode()
 
 
 def insert_token(conn: psycopg.Connection[dict[str, Any]], token: Token, token_hash: str) -> None:

@@ -9,7 +9,7 @@ from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
 
 LINEAGE = mapping.lineage("?")
-INSERT = f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT = f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES ({mapping.token_marks('?')})"
 
 
 def insert_token(conn: sqlite3.Connection, token: Token, token_hash: str) -> None:
