@@ -185,18 +185,15 @@ class Search:
         project_id: str,
         request: SearchRequest,
         ranking: Ranking = PRODUCT,
-        *,
-        embedding: Future[Vector] | None = None,
     ) -> list[KnowledgeResult]:
-        """The passages that answer ``request``, best first (docs/spec/search-api.md).
-        ``embedding``: the query's vector from ``embed_ahead(request.query)``, when the caller
-        started it as the request arrived (the HTTP route does)."""
+        """The passages that answer ``request``, best first (docs/spec/search-api.md). The
+        query's embedding is the one the HTTP route began as the request arrived
+        (``embed_ahead``), when it did."""
         taking_part = participation(request)
         asked = _asked(request, self.second_stage.depth)  # None: a fetch, no ranking
-        if asked is not None and embedding is None:
-            # Embedded from here on, beside the reads that follow (membership, stores, the
-            # index's sync, the lexical leg): on PostgreSQL each read is a round trip.
-            embedding = self.embed_ahead(asked.text)
+        # Embedded from here on, beside the reads that follow (membership, stores, the
+        # index's sync, the lexical leg): on PostgreSQL each read is a round trip.
+        embedding = self.embed_ahead(asked.text) if asked is not None else None
         self._auth.require(user, project_id, "read")
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
         if taking_part.memories:
@@ -204,7 +201,7 @@ class Search:
         timings: dict[str, float] = {}
         with self._indexes.synced(project_id) as index:
             mask = index.select(_selection(request, taking_part, stores))
-            if asked is None or embedding is None:
+            if asked is None or embedding is None:  # (the one means the other)
                 rows = _fetch_order(index, mask, stores, request.limit)
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
             else:
