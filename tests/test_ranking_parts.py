@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -258,7 +259,7 @@ def test_selecting_rows_changes_nothing_in_the_index() -> None:
     index.apply(added, [], _owners(added))
     before = {name: id(value) for name, value in vars(index).items()}
     memories = Selection(documents=False, store_tags={"s": frozenset()})
-    for selection in (Selection(), memories, Selection(memories=False, path_prefixes=("/",))):
+    for selection in (Selection(), memories, Selection(memories=False, document_paths=("/",))):
         index.select(selection)
     assert {name: id(value) for name, value in vars(index).items()} == before
     assert index.select(memories).tolist() == [False, True]
@@ -410,9 +411,9 @@ def test_path_prefixes_select_what_checking_every_owner_selects() -> None:
     }
     index.apply(added, [], owners)
     for prefixes in (("/a/",), ("/a",), ("/a/", "/b/"), ("/c/",), ("/c/\U0010ffff",), ("/z",)):
-        mask = index.select(Selection(memories=False, path_prefixes=prefixes))
+        mask = index.select(Selection(memories=False, document_paths=prefixes))
         assert mask.tolist() == [p.startswith(prefixes) for p in paths], prefixes
-    tagged = Selection(memories=False, path_prefixes=("/a",), tags=frozenset({("k", "v")}))
+    tagged = Selection(memories=False, document_paths=("/a",), tags=frozenset({("k", "v")}))
     assert not index.select(tagged).any()  # the prefixes' owners still meet the tags
 
 
@@ -442,7 +443,20 @@ def test_a_new_filter_is_its_field_and_its_clause_with_no_shortcut_skipping_it()
         for c, path in zip(added, paths, strict=True)
     }
     index.apply(added, [], owners)
-    alone = Planted(memories=False, path_exclude=("/a/old/",))
+    alone = Planted.of({"path_exclude": ["/a/old/"]}, memories=False)
     assert index.select(alone).tolist() == [True, False, True]
-    with_prefix = Planted(memories=False, path_prefixes=("/a/",), path_exclude=("/a/old/",))
+    with_prefix = Planted.of(
+        {"document_paths": ["/a/"], "path_exclude": ["/a/old/"]}, memories=False
+    )
     assert index.select(with_prefix).tolist() == [True, False, False]
+
+
+def test_every_search_request_field_is_a_filter_the_selection_reads_or_a_ranking_knob() -> None:
+    """A request field that narrows the results but has no Selection field would be ignored in
+    silence; the fields that are not filters say how to rank or what to show."""
+    from naturali.service.requests import SearchRequest
+
+    knobs = {"query", "min_similarity", "limit", "include_documents", "include_memories"}
+    knobs |= {"explain", "rerank"}
+    filters = {f.name for f in fields(Selection) if "narrows" in f.metadata}
+    assert set(SearchRequest.model_fields) == knobs | filters

@@ -9,8 +9,9 @@ half of its rows are dead.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -24,42 +25,62 @@ from naturali.text.tokens import terms
 TagPairs = frozenset[tuple[str, str]]
 
 
-def _narrows(default: object, *sources: SourceType) -> Any:
-    """A filter field of Selection: the sources it narrows, and its default, the (immutable)
-    value that lets all of them through, what ``takes_all`` and ``paths_only`` compare with."""
-    return field(default=default, metadata={"narrows": frozenset(sources)})
+def _narrows(default: object, *sources: SourceType, read: Callable[[Any], object] = tuple) -> Any:
+    """A filter field of Selection, named as the search request's field it reads: the sources
+    it narrows, its default (the immutable value that lets all of them through, what
+    ``takes_all`` and ``paths_only`` compare with), and how the request's value is ``read``
+    into it (a request's None is the default)."""
+    return field(default=default, metadata={"narrows": frozenset(sources), "read": read})
+
+
+def _pairs(tags: dict[str, str]) -> TagPairs:
+    return frozenset(tags.items())
 
 
 @dataclass(frozen=True)
 class Selection:
     """The owners a search may return: the one predicate of a search's filters. Documents:
-    all, or those of ``document_ids``, under a ``path_prefixes`` entry, carrying every
+    all, or those of ``document_ids``, under a ``document_paths`` entry, carrying every
     ``tags`` pair. Memories: those of an existing store (``store_tags``: store id → the
-    store's own pairs), of ``store_ids`` when given, carrying every ``tags`` pair between the
-    store's pairs and the memory's.
+    store's own pairs), of ``memory_store_ids`` when given, carrying every ``tags`` pair
+    between the store's pairs and the memory's.
 
-    A new filter is a field made with ``_narrows`` and its clause in ``accepts``: the
-    shortcuts the index takes (every owner of a source at once; documents by path alone) are
-    derived from the fields, so none can skip it."""
+    A new filter is a field made with ``_narrows`` (named as the request's field, which
+    ``of`` reads by that name) and its clause in ``accepts``: the shortcuts the index takes
+    (every owner of a source at once; documents by path alone) are derived from the fields,
+    so none can skip it."""
 
     documents: bool = True
     memories: bool = True
     document_ids: tuple[str, ...] | None = _narrows(None, SourceType.DOCUMENT)
-    path_prefixes: tuple[str, ...] = _narrows((), SourceType.DOCUMENT)
-    store_ids: frozenset[str] | None = _narrows(None, SourceType.MEMORY)
+    document_paths: tuple[str, ...] = _narrows((), SourceType.DOCUMENT)
+    memory_store_ids: frozenset[str] | None = _narrows(None, SourceType.MEMORY, read=frozenset)
+    tags: TagPairs = _narrows(frozenset(), SourceType.DOCUMENT, SourceType.MEMORY, read=_pairs)
     store_tags: dict[str, TagPairs] = field(default_factory=dict)
-    tags: TagPairs = _narrows(frozenset(), SourceType.DOCUMENT, SourceType.MEMORY)
+
+    @classmethod
+    def of(cls, request: Mapping[str, Any], **context: Any) -> Self:
+        """The selection of a search request's filter values (by field name; absent or None
+        lets everything through), with ``context`` (participation, the stores' pairs)."""
+        filters = {
+            f.name: f.metadata["read"](request[f.name])
+            for f in fields(cls)
+            if "narrows" in f.metadata and request.get(f.name) is not None
+        }
+        return cls(**filters, **context)
 
     def accepts(self, attrs: OwnerAttrs) -> bool:
         if attrs.source == SourceType.DOCUMENT:
             return (
                 self.documents
                 and (self.document_ids is None or attrs.owner_id in self.document_ids)
-                and (not self.path_prefixes or attrs.path.startswith(self.path_prefixes))
+                and (not self.document_paths or attrs.path.startswith(self.document_paths))
                 and self.tags <= set(attrs.tags)
             )
         store = self.store_tags.get(attrs.store_id)
-        if store is None or (self.store_ids is not None and attrs.store_id not in self.store_ids):
+        if store is None or (
+            self.memory_store_ids is not None and attrs.store_id not in self.memory_store_ids
+        ):
             return False
         return self.memories and self.tags <= store | set(attrs.tags)
 
@@ -70,7 +91,7 @@ class Selection:
 
     def paths_only(self) -> bool:
         """Whether the path prefixes are the documents' whole filter."""
-        return self._narrowing(SourceType.DOCUMENT) == {"path_prefixes"}
+        return self._narrowing(SourceType.DOCUMENT) == {"document_paths"}
 
     def _narrowing(self, source: SourceType) -> set[str]:
         """The filter fields of ``source`` set away from their let-everything-through value."""
@@ -153,8 +174,8 @@ class ProjectIndex:
         if selection.document_ids is not None and source == SourceType.DOCUMENT:
             codes = [self.owners.code_of(owner_key(source, d)) for d in selection.document_ids]
             candidates = [c for c in codes if c is not None]
-        elif source == SourceType.DOCUMENT and selection.path_prefixes:
-            under = self._under(selection.path_prefixes)
+        elif source == SourceType.DOCUMENT and selection.document_paths:
+            under = self._under(selection.document_paths)
             if selection.paths_only():
                 allowed = np.zeros(len(self.owners), np.bool_)
                 allowed[under] = True

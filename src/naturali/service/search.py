@@ -377,14 +377,11 @@ def _selection(
     request: SearchRequest, taking_part: Participation, stores: dict[str, MemoryStore]
 ) -> Selection:
     """What the request's filters and participation let the search return."""
-    return Selection(
+    return Selection.of(
+        request.model_dump(),
         documents=taking_part.documents,
         memories=taking_part.memories,
-        document_ids=tuple(request.document_ids) if request.document_ids is not None else None,
-        path_prefixes=tuple(request.document_paths or ()),
-        store_ids=frozenset(request.memory_store_ids) if request.memory_store_ids else None,
         store_tags={s.id: frozenset(s.tags.items()) for s in stores.values()},
-        tags=frozenset((request.tags or {}).items()),
     )
 
 
