@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import DATA, as_upload, corpus, qrels, queries, service  # noqa: E402
 from naturali.retrieval.hybrid import Ranking  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
+from rankings import LEXICAL, RRF, VECTOR  # noqa: E402
 
 
 def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
@@ -75,9 +76,9 @@ def main() -> None:
     judged = qrels(args.corpus, "test")
     runs: dict[str, list[tuple[float, float]]] = {}
     variants: dict[str, dict[str, Any]] = {
-        "lexical (BM25, stemmed)": {"ranking": Ranking(signals="lexical")},
-        "vector (cosine)": {"ranking": Ranking(signals="vector")},
-        "hybrid, RRF (baseline)": {"ranking": Ranking(fusion="rrf")},
+        "lexical (BM25, stemmed)": {"ranking": LEXICAL},
+        "vector (cosine)": {"ranking": VECTOR},
+        "hybrid, RRF (baseline)": {"ranking": RRF},
         "hybrid, blend, fixed alpha": {"ranking": Ranking(confident_shift=0.0)},
         "hybrid, naturali": {"ranking": Ranking()},
         "hybrid, naturali + rerank top 20": {"ranking": Ranking(), "rerank": True},

@@ -30,6 +30,7 @@ from naturali.retrieval.conversation import Conversation  # noqa: E402
 from naturali.retrieval.hybrid import PRODUCT, Ranking  # noqa: E402
 from naturali.service.documents import Upload  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
+from rankings import LEXICAL, RRF, VECTOR  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 LOCOMO = DATA / "locomo-dev" / "locomo-dev.json"
@@ -117,9 +118,9 @@ def variants(which: str) -> dict[str, Variant]:
     if which == "shipped":
         return shipped
     rankings = {
-        "vector only": Ranking(signals="vector"),
-        "lexical only": Ranking(signals="lexical"),
-        "hybrid, RRF": Ranking(fusion="rrf"),
+        "vector only": VECTOR,
+        "lexical only": LEXICAL,
+        "hybrid, RRF": RRF,
         "hybrid, blend, fixed alpha, no conversation": replace(
             PRODUCT, confident_shift=0.0, conversation=None
         ),
@@ -195,7 +196,7 @@ def as_documents(naturali: Any, user: Any, samples: list[dict[str, Any]]) -> Non
     documents only; nDCG@10 with the evidence turns relevant."""
     projects = {p.name: p for p, _ in naturali.projects.list(user)}
     rankings = {
-        "hybrid, RRF": Ranking(fusion="rrf", conversation=None),
+        "hybrid, RRF": replace(RRF, conversation=None),
         "hybrid, blend, fixed alpha": Ranking(confident_shift=0.0, conversation=None),
         "hybrid, blend, alpha per query (shipped)": Ranking(conversation=None),
     }

@@ -44,7 +44,10 @@ def test_a_candidate_under_the_floor_does_not_move_the_ranking(api: Api) -> None
     _memory(api, project_id, store, "Customers ask how long refunds take; answer five days.")
     owner = api.naturali.auth.authenticate(api.token)
     lexical = api.naturali.search.search(
-        owner, project_id, SearchRequest(query="refunds"), Ranking(signals="lexical")
+        owner,
+        project_id,
+        SearchRequest(query="refunds"),
+        Ranking(fuse=lambda pool: pool.bm25[pool.rows], conversation=None),
     )
     hits = _hits(api, project_id, query="refunds", min_similarity=1)
     # Nothing reaches cosine 1, so the order is the lexical leg's alone.

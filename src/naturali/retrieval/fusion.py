@@ -6,7 +6,8 @@ lowered for a query whose lexical leg is confident (``query_alpha``).
 Unlike reciprocal rank fusion, this keeps how far apart candidates are in each leg, which
 measured better on SciFact (see docs/benchmarks.md, "Quality: SciFact"). α is the embedding model's
 ``vector_weight``, chosen on SciFact's train queries, never on its test queries; ALPHA, equal
-weights, is for a model not measured. ``rrf`` is kept for comparison in ``bench/beir.py``.
+weights, is for a model not measured.
+Reciprocal rank fusion, the baseline it is measured against, lives in ``bench/rankings.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import numpy as np
 import numpy.typing as npt
 
 ALPHA = 0.5
-RRF_K = 60
 # How much of the vector's share moves to the lexical leg when its best passage saturates
 # every query term (``query_alpha``): chosen on SciFact train and LoCoMo-dev's turns as
 # documents, where it held on both (docs/benchmarks.md, "Quality: SciFact").
@@ -64,12 +64,3 @@ def query_alpha(
         return alpha
     confidence = min(1.0, best_bm25 / bound)
     return max(0.0, alpha - shift * confidence * confidence)
-
-
-def rrf(vector_rank: npt.NDArray[np.int64], lexical_rank: npt.NDArray[np.int64]) -> Floats:
-    """Reciprocal rank fusion; a rank of -1 means absent from that leg."""
-    score = np.zeros(vector_rank.shape, np.float32)
-    for ranks in (vector_rank, lexical_rank):
-        present = ranks >= 0
-        score[present] += 1.0 / (RRF_K + 1 + ranks[present])
-    return score

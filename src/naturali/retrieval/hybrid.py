@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -17,21 +16,36 @@ from naturali.retrieval.index import ProjectIndex
 from naturali.retrieval.vectors import LegScan, Nearest, ScanPool
 from naturali.text.tokens import names, query_terms
 
-Signals = Literal["hybrid", "vector", "lexical"]
 CANDIDATES_PER_LEG = 100
 
 
 @dataclass(frozen=True)
-class Ranking:
-    """How results are ranked: both signals fused (the product), or one signal alone (for
-    evaluation); ``fusion`` is the product's score blend or reciprocal-rank fusion (the
-    baseline it is measured against)."""
+class Pool:
+    """The candidates a fusion scores: ``rows`` (sorted) with their ``cosines``, each leg's
+    candidates best first, and every row's BM25 (zero outside the mask)."""
 
-    signals: Signals = "hybrid"
-    fusion: Literal["blend", "rrf"] = "blend"
+    rows: npt.NDArray[np.int64]
+    cosines: npt.NDArray[np.float32]
+    vector: npt.NDArray[np.int64]
+    lexical: npt.NDArray[np.int64]
+    bm25: npt.NDArray[np.float32]
+    bound: float  # the most BM25 the query could reach (``LexicalScores.bound``)
+
+
+Fuse = Callable[[Pool], npt.NDArray[np.float32]]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How results are ranked: the product's blend of both legs (its weight, its shift for a
+    confident lexical leg), then memories re-scored by their conversation. ``fuse`` replaces
+    the blend with another scoring of the pool: what the benches measure the product against
+    (bench/rankings.py)."""
+
     vector_weight: float | None = None  # the blend's; None: the embedder's (the service's)
     confident_shift: float = CONFIDENT_SHIFT  # fusion.query_alpha; 0: a fixed α
     conversation: Conversation | None = Conversation()  # memories' re-scoring; None: off
+    fuse: Fuse | None = None
 
 
 PRODUCT = Ranking()
@@ -67,17 +81,6 @@ class Ranked:
     bm25: float | None = None
 
 
-@dataclass(frozen=True)
-class _Legs:
-    """Each leg's candidates, best first, every row's BM25 (empty for the vector alone) and
-    the most BM25 the query could reach (``LexicalScores.bound``)."""
-
-    vector: npt.NDArray[np.int64]
-    lexical: npt.NDArray[np.int64]
-    bm25: npt.NDArray[np.float32]
-    bound: float = 0.0
-
-
 def rank(
     index: ProjectIndex,
     mask: npt.NDArray[np.bool_],
@@ -98,52 +101,51 @@ def rank(
     if subset == 0:
         return []
     started = time.perf_counter()
-    pool = max(CANDIDATES_PER_LEG, limit)
-    scan = index.vector_leg.scan(mask, pool) if ranking.signals != "lexical" else None
-    bm25, bound, lexical_candidates = np.zeros(0, np.float32), 0.0, np.empty(0, np.int64)
-    if ranking.signals != "vector":
-        bm25, bound = index.lexical.score(asked.terms, mask, subset)
-        hits = np.flatnonzero(bm25 > 0)  # zero outside the mask
-        lexical_candidates = _top(hits, bm25[hits], pool)
+    depth = max(CANDIDATES_PER_LEG, limit)
+    scan = index.vector_leg.scan(mask, depth)
+    bm25, bound = index.lexical.score(asked.terms, mask, subset)
+    hits = np.flatnonzero(bm25 > 0)  # zero outside the mask
+    lexical_candidates = _top(hits, bm25[hits], depth)
     lexical = time.perf_counter()
     query = query_vector(lexical_candidates)
     embedded = time.perf_counter()
     nearest = _vector_leg(scan, query, scan_pool, min_similarity)
     vector = time.perf_counter()
-    legs = _Legs(nearest.rows, lexical_candidates, bm25, bound)
-    candidates, similarity = _candidates(index, ranking, legs, nearest, query)
-    fused = _fused(ranking, candidates, similarity, legs, min_similarity)
-    if ranking.conversation is not None and ranking.signals == "hybrid":
-        fused = conversation.rescored(
-            index, mask, candidates, fused, asked.names, ranking.conversation
-        )
-    order = np.lexsort((index.seqs[candidates], -fused))[:limit]
+    # The vector leg's cosines are known from its rescoring: only the lexical leg's
+    # candidates are scored here.
+    rows, cosines = _union(
+        (nearest.rows, nearest.cosines),
+        (lexical_candidates, index.vector_leg.cosines(lexical_candidates, query)),
+    )
+    pool = Pool(rows, cosines, nearest.rows, lexical_candidates, bm25, bound)
+    fused = ranking.fuse(pool) if ranking.fuse else _blend(ranking, pool, min_similarity)
+    if ranking.conversation is not None:
+        fused = conversation.rescored(index, mask, rows, fused, asked.names, ranking.conversation)
+    order = np.lexsort((index.seqs[rows], -fused))[:limit]
     if timings is not None:
         _timed(timings, (started, lexical, embedded, vector, time.perf_counter()))
-    vector_at, lexical_at = _positions(legs.vector), _positions(legs.lexical)
+    vector_at, lexical_at = _positions(pool.vector), _positions(pool.lexical)
     return [
         Ranked(
             row,
             float(fused[i]),
-            float(similarity[i]),
+            float(cosines[i]),
             vector_at.get(row),
             lexical_at.get(row),
-            float(bm25[row]) if bm25.size else None,
+            float(bm25[row]),
         )
         for i in order
-        for row in (int(candidates[i]),)
+        for row in (int(rows[i]),)
     ]
 
 
 def _vector_leg(
-    scan: LegScan | None,
+    scan: LegScan,
     query: npt.NDArray[np.float32],
     scan_pool: ScanPool | None,
     min_similarity: float | None,
 ) -> Nearest:
     """The vector leg's candidates, those under ``min_similarity`` left out."""
-    if scan is None:
-        return Nearest(np.empty(0, np.int64), np.empty(0, np.float32))
     nearest = scan.nearest(query, scan_pool)
     if min_similarity is None:
         return nearest
@@ -156,44 +158,15 @@ def _timed(timings: dict[str, float], ends: tuple[float, ...]) -> None:
     timings.update((s, b - a) for s, a, b in zip(stages, ends, ends[1:], strict=False))
 
 
-def _candidates(
-    index: ProjectIndex,
-    ranking: Ranking,
-    legs: _Legs,
-    nearest: Nearest,
-    query: npt.NDArray[np.float32],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """The rows to fuse, sorted, with their float32 cosines."""
-    if ranking.signals == "hybrid":
-        # The vector leg's cosines are known from its rescoring: only the lexical leg's
-        # candidates are scored here.
-        lexical = index.vector_leg.cosines(legs.lexical, query)
-        return _union((legs.vector, nearest.cosines), (legs.lexical, lexical))
-    if ranking.signals == "vector":
-        return legs.vector, nearest.cosines
-    return legs.lexical, index.vector_leg.cosines(legs.lexical, query)
-
-
-def _fused(
-    ranking: Ranking,
-    candidates: npt.NDArray[np.int64],
-    similarity: npt.NDArray[np.float32],
-    legs: _Legs,
-    min_similarity: float | None,
-) -> npt.NDArray[np.float32]:
-    """Each candidate's score: one leg's own score, or both legs fused."""
-    if ranking.signals == "vector":
-        return similarity
-    if ranking.signals == "lexical":
-        return legs.bm25[candidates]
-    if ranking.fusion == "rrf":
-        return fusion.rrf(_ranks(candidates, legs.vector), _ranks(candidates, legs.lexical))
-    vector_ok = None if min_similarity is None else similarity >= min_similarity
+def _blend(ranking: Ranking, pool: Pool, min_similarity: float | None) -> npt.NDArray[np.float32]:
+    """The product's fusion: both legs' scores blended, α lowered for a query whose lexical
+    leg is confident; a candidate under ``min_similarity`` counts for its lexical score."""
+    vector_ok = None if min_similarity is None else pool.cosines >= min_similarity
     alpha = fusion.ALPHA if ranking.vector_weight is None else ranking.vector_weight
-    lexical = legs.bm25[candidates]
+    lexical = pool.bm25[pool.rows]
     if lexical.size:
-        alpha = fusion.query_alpha(alpha, float(lexical.max()), legs.bound, ranking.confident_shift)
-    return fusion.blend(similarity, lexical, alpha, vector_ok)
+        alpha = fusion.query_alpha(alpha, float(lexical.max()), pool.bound, ranking.confident_shift)
+    return fusion.blend(pool.cosines, lexical, alpha, vector_ok)
 
 
 def _union(
@@ -218,10 +191,3 @@ def _top(
         return rows[np.argsort(-scores, kind="stable")]
     part = np.argpartition(-scores, k - 1)[:k]
     return rows[part[np.argsort(-scores[part], kind="stable")]]
-
-
-def _ranks(
-    candidates: npt.NDArray[np.int64], ranked: npt.NDArray[np.int64]
-) -> npt.NDArray[np.int64]:
-    positions = dict(zip(ranked.tolist(), range(ranked.size), strict=True))
-    return np.array([positions.get(c, -1) for c in candidates.tolist()], np.int64)
