@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from naturali.contracts.records import Receipt, Revision
+from naturali.contracts.records import GitState, Receipt, ReceiptRecord, Revision
 from naturali.errors import Conflict
 from naturali.model import utcnow
 from naturali.ports.state import GuardRow, JournalEntry, PlannedWrite
@@ -78,32 +78,34 @@ class WriteEngine:
             opened.state.journal_begin(entry)
             opened.note_write()
             receipt = self._apply(opened, entry)
-            self._commit(opened, [request_id])
-        final = opened.state.journal_get(request_id)
-        published = final.receipt if final and final.receipt else receipt
-        return self._with_indexed(opened, published), entry.writes
+            git = self._commit(opened, [request_id])
+        return self._with_indexed(opened, receipt.model_copy(update={"git": git})), entry.writes
 
-    def _apply(self, opened: OpenStore, entry: JournalEntry) -> dict[str, Any]:
+    def _apply(self, opened: OpenStore, entry: JournalEntry) -> Receipt:
+        """Put the entry's files in place and record its receipt (Git's step still ahead)."""
         vault = opened.store_dir / "vault"
         for write in entry.writes:
             atomic_write(vault / write.path, write.content.encode("utf-8"))
-        receipt = {
-            "requestId": entry.request_id,
-            "operation": entry.operation,
-            "at": utcnow(),
-            "records": [
-                {
-                    "id": w.record_id,
-                    "revision": w.revision,
-                    "path": w.path,
-                    "sha256": w.sha256,
-                    "lifecycle": w.lifecycle,
-                }
+        receipt = Receipt(
+            request_id=entry.request_id,
+            operation=entry.operation,
+            at=utcnow(),
+            records=[
+                ReceiptRecord(
+                    id=w.record_id,
+                    revision=w.revision,
+                    path=w.path,
+                    sha256=w.sha256,
+                    lifecycle=w.lifecycle,
+                )
                 for w in entry.writes
             ],
-            "git": {"state": "pending", "commit": None},
-        }
-        opened.state.journal_record(entry.request_id, receipt)
+            git=GitState(state="pending", commit=None),
+            indexed=False,  # answered when read (_with_indexed), never journaled
+        )
+        opened.state.journal_record(
+            entry.request_id, receipt.model_dump(exclude={"indexed"}, exclude_unset=True)
+        )
         return receipt
 
     def resume(self, opened: OpenStore) -> tuple[list[str], list[str]]:
@@ -112,17 +114,17 @@ class WriteEngine:
             finished = self._recover(opened)
             return finished, opened.state.journal_git_pending()
 
-    def _commit(self, opened: OpenStore, request_ids: list[str]) -> None:
+    def _commit(self, opened: OpenStore, request_ids: list[str]) -> GitState:
         """Commit the record files these mutations and any earlier pending ones wrote, and
-        nothing else (no temp file, no file edited by other means), in one commit."""
+        nothing else (no temp file, no file edited by other means), in one commit: the Git
+        state recorded on each of their receipts."""
         earlier = [r for r in opened.state.journal_git_pending() if r not in request_ids]
         pending = earlier + request_ids
         paths = sorted(
             {w.path for r in pending if (e := opened.state.journal_get(r)) for w in e.writes}
         )
         if not self._git_enabled:
-            opened.state.journal_set_git(pending, {"state": "disabled", "commit": None})
-            return
+            return _set_git(opened, pending, GitState(state="disabled", commit=None))
         git = VaultGit(opened.store_dir / "vault", self._git_binary)
         try:
             commit = (
@@ -133,11 +135,9 @@ class WriteEngine:
                 or git.head()
             )
         except GitError as exc:
-            opened.state.journal_set_git(
-                pending, {"state": "pending", "commit": None, "error": str(exc)[:300]}
-            )
-            return
-        opened.state.journal_set_git(pending, {"state": "committed", "commit": commit})
+            failed = GitState(state="pending", commit=None, error=str(exc)[:300])
+            return _set_git(opened, pending, failed)
+        return _set_git(opened, pending, GitState(state="committed", commit=commit))
 
     def _recover(self, opened: OpenStore) -> list[str]:
         """Roll forward writes a crash interrupted (the journal holds their full content),
@@ -169,9 +169,16 @@ class WriteEngine:
             revisions.append(Revision.model_validate({**row, "receipt": indexed}))
         return revisions
 
-    def _with_indexed(self, opened: OpenStore, receipt: dict[str, Any]) -> Receipt:
-        """A journaled receipt as the caller sees it: ``indexed`` is false until a search has
-        projected this mutation's files."""
+    def _with_indexed(self, opened: OpenStore, receipt: Receipt | dict[str, Any]) -> Receipt:
+        """A receipt (or a journaled one) as the caller sees it: ``indexed`` is false until a
+        search has projected this mutation's files."""
+        if not isinstance(receipt, Receipt):
+            receipt = Receipt.model_validate({**receipt, "indexed": False})
         version = opened.state.projection_version(Filters().scope(), "searched")
-        indexed = version is not None and version[1] >= receipt["at"]
-        return Receipt.model_validate({**receipt, "indexed": indexed})
+        indexed = version is not None and version[1] >= receipt.at
+        return receipt.model_copy(update={"indexed": indexed})
+
+
+def _set_git(opened: OpenStore, request_ids: list[str], git: GitState) -> GitState:
+    opened.state.journal_set_git(request_ids, git.model_dump(exclude_unset=True))
+    return git
