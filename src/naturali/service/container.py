@@ -35,6 +35,7 @@ from naturali.service.overview import Overview
 from naturali.service.projects import Projects, Users
 from naturali.service.query_vectors import QueryVectors
 from naturali.service.quotas import QuotaLimits, Quotas
+from naturali.service.reading import Reader
 from naturali.service.records import Records
 from naturali.service.search import Search, SecondStage
 from naturali.service.stores import StoreRegistry
@@ -120,8 +121,9 @@ class Services:
         )
         self.indexer = BackgroundIndexer(self.memories.index_written)
         self.mutations.after_write = self.indexer.schedule
-        self.records = Records(self.storage, self.auth, self.stores)
-        self.dates = Dates(self.records)
+        reader = Reader(self.storage, self.auth, self.stores)
+        self.records = Records(reader)
+        self.dates = Dates(reader)
         self.search = self._search(settings, concurrency)
         self.overview = Overview(self.storage, self.auth, self.indexes, self.embedder)
 

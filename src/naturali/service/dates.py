@@ -3,56 +3,47 @@ chronicle day / since / last seen, over the temporal projections of a store's st
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from naturali.contracts.records import (
-    DateValue,
-    Freshness,
     IndexState,
     LastSeenResult,
     TimelineResult,
-    TimelineRow,
 )
-from naturali.contracts.wire import WireModel
 from naturali.errors import InvalidRequest
-from naturali.model import User, utcnow
+from naturali.model import User
 from naturali.ports.state import ProjectionUnavailable, TemporalRow
-from naturali.retrieval import citations, timeline
+from naturali.retrieval import timeline
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.retrieval.timeline import DatedHit
+from naturali.service import timeline_page
 from naturali.service.entity_sources import (
     is_current,
     linked_sources,
     source_hits,
     source_rows,
 )
-from naturali.service.records import Reading, Records, check_snapshot, entity_id, stamped
+from naturali.service.reading import Reader, Reading, check_snapshot, coverage, stamped
+from naturali.service.record_names import entity_id
 from naturali.service.requests import (
     ChronicleDayRequest,
     ChronicleSinceRequest,
     LastSeenRequest,
-    Paged,
     TimelineRequest,
 )
 from naturali.service.stores import StoreView
 from naturali.vault.dates import (
     Interval,
     entity_links,
-    from_us,
     parse_bound,
     parse_range,
     record_dates,
     to_us,
 )
 
-BUDGET_BYTES = 24 * 1024
-_READY = IndexState(state="ready", lag=False)
 _UNAVAILABLE = IndexState(state="unavailable", lag=True)
 
 
@@ -66,8 +57,8 @@ FINGERPRINT = "temporal-v1:occurred,recorded,updated,due:entities,owner,endpoint
 
 
 class Dates:
-    def __init__(self, records: Records) -> None:
-        self._records = records
+    def __init__(self, reader: Reader) -> None:
+        self._reader = reader
         self._reconciled: dict[str, tuple[int, int, int]] = {}
         self._date_cache: dict[str, dict[str, Interval]] = {}
 
@@ -79,7 +70,7 @@ class Dates:
         """The store (now, or at ``as_of``) with its temporal projection reconciled; a
         projection that cannot be read or written (a locked state.sqlite) is
         ``IndexUnavailable``."""
-        with self._records.reading(user, project_id, store_id, as_of) as reading:
+        with self._reader.reading(user, project_id, store_id, as_of) as reading:
             try:
                 self._reconcile(reading)
             except ProjectionUnavailable as exc:
@@ -97,8 +88,8 @@ class Dates:
             budget_truncated=False,
             snapshot=None,
             index=_UNAVAILABLE,
-            coverage=self._records.coverage(view),
-            freshness=_freshness(view),
+            coverage=coverage(view),
+            freshness=timeline_page.freshness(view),
         )
 
     def _reconcile(self, reading: Reading) -> None:
@@ -169,88 +160,6 @@ class Dates:
             hits = timeline.source_events_replace_meetings(hits)
         return hits
 
-    @staticmethod
-    def _row(hit: DatedHit, zone: ZoneInfo | None = None) -> TimelineRow:
-        entry, interval = hit.entry, hit.interval
-        when = DateValue(
-            field=hit.field,
-            value=interval.written,
-            date_only=interval.date_only,
-            start=_iso(interval.start),
-            end=_iso(interval.end if interval.date_only else interval.start),
-        )
-        if zone is not None:
-            when.local = (
-                interval.written
-                if interval.date_only
-                else from_us(interval.start).astimezone(zone).isoformat()
-            )
-        return TimelineRow(
-            id=entry.id,
-            kind=entry.kind,
-            type=entry.type,
-            title=entry.title,
-            lifecycle=entry.lifecycle,
-            summary=citations.summary(entry),
-            date=when,
-            entities=sorted(entity_links(entry.front)),
-            path=entry.scanned.path,
-            revision=entry.scanned.record.revision,
-            sha256=entry.scanned.sha256,
-            citation=citations.citation(entry),
-        )
-
-    def _page(
-        self,
-        view: StoreView,
-        items: Sequence[Any],
-        build: Callable[[Any], TimelineRow],
-        page: tuple[int, int],
-        extra: dict[str, Any],
-        with_sources: bool = False,
-    ) -> TimelineResult:
-        """Rows from offset (built only for the page), as many as ``limit`` allows within the
-        24 KiB budget (at least one); then deduplicated source summaries while they fit.
-        ``extra`` holds the snapshot and, for a chronicle day, its window."""
-        offset, limit = page
-        result = TimelineResult(
-            **extra,
-            rows=[],
-            total=len(items),
-            offset=offset,
-            next_offset=None,
-            budget_truncated=False,
-            index=_READY,
-            coverage=self._records.coverage(view),
-            freshness=_freshness(view),
-        )
-        size = _size(result)
-        for item in items[offset : offset + limit]:
-            row = build(item)
-            cost = _size(row) + 2
-            if result.rows and size + cost > BUDGET_BYTES:
-                result.budget_truncated = True
-                break
-            result.rows.append(row)
-            size += cost
-        end = offset + len(result.rows)
-        result.next_offset = end if end < len(items) else None
-        if with_sources:
-            self._add_sources(view, result, size)
-        return result
-
-    @staticmethod
-    def _add_sources(view: StoreView, result: TimelineResult, size: int) -> None:
-        result.sources, result.sources_truncated = [], False
-        size += len(json.dumps({"sources": [], "sourcesTruncated": False}))
-        for source in timeline.sources(view.entries, result.rows):
-            cost = _size(source) + 2
-            if size + cost > BUDGET_BYTES:
-                result.sources_truncated = True
-                break
-            result.sources.append(source)
-            size += cost
-
     # knowledge_timeline ------------------------------------------------------------------------
     def timeline(
         self, user: User, project_id: str, store_id: str, request: TimelineRequest
@@ -284,16 +193,16 @@ class Dates:
     ) -> TimelineResult:
         view = reading.view
         include = request.eligibility == "include_inactive"
-        params = _params(request)
+        params = timeline_page.params(request)
         descending = request.order == "desc"
         entity = entity_id(view, request.entity)
         if request.group == "source":
             assert entity is not None
-            rows = source_rows(reading, entity, (start, end), include, self._row)
+            rows = source_rows(reading, entity, (start, end), include, timeline_page.row)
             rows.sort(key=lambda r: (r.date.start, r.id), reverse=descending)
-            extra = {"snapshot": _snapshot([(r.id, r.sha256) for r in rows], params)}
+            extra = {"snapshot": timeline_page.snapshot([(r.id, r.sha256) for r in rows], params)}
             check_snapshot(request.snapshot, extra["snapshot"])
-            return self._page(
+            return timeline_page.page(
                 view,
                 rows,
                 lambda r: r,
@@ -311,10 +220,15 @@ class Dates:
             include_inactive=include,
         )
         hits.sort(key=lambda h: (h.interval.start, h.entry.id), reverse=descending)
-        extra = {"snapshot": _snapshot(_pairs(hits), params)}
+        extra = {"snapshot": timeline_page.snapshot(timeline_page.pairs(hits), params)}
         check_snapshot(request.snapshot, extra["snapshot"])
-        return self._page(
-            view, hits, self._row, (request.offset, request.limit), extra, request.includeSources
+        return timeline_page.page(
+            view,
+            hits,
+            timeline_page.row,
+            (request.offset, request.limit),
+            extra,
+            request.includeSources,
         )
 
     # chronicle ---------------------------------------------------------------------------------
@@ -351,7 +265,7 @@ class Dates:
             return self._unavailable(exc.view, request.offset)
         view = reading.view
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
-        snapshot = _snapshot(_pairs(hits), _params(request))
+        snapshot = timeline_page.snapshot(timeline_page.pairs(hits), timeline_page.params(request))
         check_snapshot(request.snapshot, snapshot)
         extra = {
             "date": request.date,
@@ -361,8 +275,8 @@ class Dates:
             "to": (last - timedelta(days=1)).isoformat(),
             "snapshot": snapshot,
         }
-        page = self._page(
-            view, hits, lambda h: self._row(h, zone), (request.offset, request.limit), extra
+        page = timeline_page.page(
+            view, hits, lambda h: timeline_page.row(h, zone), (request.offset, request.limit), extra
         )
         return stamped(page, reading)
 
@@ -379,9 +293,15 @@ class Dates:
             return self._unavailable(exc.view, request.offset)
         view = reading.view
         hits.sort(key=lambda h: (h.interval.start, h.entry.id))
-        extra = {"snapshot": _snapshot(_pairs(hits), _params(request))}
+        extra = {
+            "snapshot": timeline_page.snapshot(
+                timeline_page.pairs(hits), timeline_page.params(request)
+            )
+        }
         check_snapshot(request.snapshot, extra["snapshot"])
-        page = self._page(view, hits, self._row, (request.offset, request.limit), extra)
+        page = timeline_page.page(
+            view, hits, timeline_page.row, (request.offset, request.limit), extra
+        )
         return stamped(page, reading)
 
     def last_seen(
@@ -400,12 +320,12 @@ class Dates:
         except IndexUnavailable as exc:
             return LastSeenResult(
                 entity=request.entity,
-                occurred_on_or_before=bound or _iso(end - 1),
+                occurred_on_or_before=bound or timeline_page.iso(end - 1),
                 found=None,
                 last_seen=None,
                 index=_UNAVAILABLE,
-                coverage=self._records.coverage(exc.view),
-                freshness=_freshness(exc.view),
+                coverage=coverage(exc.view),
+                freshness=timeline_page.freshness(exc.view),
             )
         return stamped(result, reading)
 
@@ -424,12 +344,12 @@ class Dates:
         latest = max(hits, key=lambda h: (h.interval.start, h.entry.id), default=None)
         return LastSeenResult(
             entity=request.entity,
-            occurred_on_or_before=bound or _iso(end - 1),
+            occurred_on_or_before=bound or timeline_page.iso(end - 1),
             found=latest is not None,
-            last_seen=self._row(latest) if latest else None,
-            index=_READY,
-            coverage=self._records.coverage(view),
-            freshness=_freshness(view),
+            last_seen=timeline_page.row(latest) if latest else None,
+            index=timeline_page.READY,
+            coverage=coverage(view),
+            freshness=timeline_page.freshness(view),
         )
 
 
@@ -451,19 +371,6 @@ def _projected_hash(entry: AvailableRecord, view: StoreView) -> str:
     return f"{entry.scanned.sha256}+{view.entries[source].scanned.sha256}"
 
 
-def _freshness(view: StoreView) -> Freshness:
-    return Freshness(queried_at=utcnow(), scanned_at=view.scan.scanned_at)
-
-
-def _size(model: WireModel) -> int:
-    """What a part adds to the response, measured as the budget always measured it."""
-    return len(json.dumps(model.wire()))
-
-
-def _iso(value: int) -> str:
-    return from_us(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
@@ -471,19 +378,3 @@ def _zone(name: str) -> ZoneInfo:
         raise InvalidRequest(
             f"unknown IANA time zone {name!r}", code="invalid_time_zone", param="timeZone"
         ) from None
-
-
-def _params(request: Paged) -> str:
-    """What a snapshot covers besides the records: every filter, not the page asked for."""
-    return request.model_dump_json(exclude={"offset", "limit", "snapshot"})
-
-
-def _pairs(hits: list[DatedHit]) -> list[tuple[str, str]]:
-    return [(h.entry.id, h.entry.scanned.sha256) for h in hits]
-
-
-def _snapshot(pairs: list[tuple[str, str]], params: str) -> str:
-    digest = hashlib.sha256(params.encode())
-    for record_id, sha in pairs:
-        digest.update(f"{record_id}:{sha};".encode())
-    return digest.hexdigest()[:32]

@@ -11,7 +11,7 @@ from naturali.contracts.records import SourceRef, TimelineRow
 from naturali.retrieval import timeline
 from naturali.retrieval.eligibility import AvailableRecord
 from naturali.retrieval.timeline import DatedHit
-from naturali.service.records import Reading
+from naturali.service.reading import Reading
 from naturali.service.stores import StoreView
 from naturali.vault.dates import parse_record_value, record_dates
 

@@ -23,7 +23,7 @@ from naturali.ports.storage import Storage
 from naturali.retrieval.eligibility import AvailableRecord, declared_references
 from naturali.service import validation
 from naturali.service.auth import Auth
-from naturali.service.records import by_name
+from naturali.service.record_names import by_name
 from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
 from naturali.service.stores import OpenStore, StoreRegistry, StoreView, require_store
 from naturali.service.write_engine import Plan, WriteEngine

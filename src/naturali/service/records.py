@@ -7,185 +7,61 @@ knowledge_grep reconciles its scope's FTS5 projections before it matches.
 
 from __future__ import annotations
 
-import hashlib
-import unicodedata
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import TypeVar, overload
+from dataclasses import replace
 
 from naturali.contracts.records import (
     CompleteHit,
-    Coverage,
     Freshness,
     GrepResult,
     IndexState,
     InventoryRow,
-    Issue,
-    LastSeenResult,
     LookupResult,
     LookupStatus,
     RecordResult,
     RecordsResult,
-    TimelineResult,
 )
-from naturali.errors import Conflict, NotFound
+from naturali.errors import NotFound
 from naturali.model import User, utcnow
-from naturali.ports.state import (
-    MatchMode,
-    ProjectionRow,
-    ProjectionTable,
-    ProjectionUnavailable,
-    StateStore,
-)
-from naturali.ports.storage import Storage
+from naturali.ports.state import MatchMode, ProjectionRow, ProjectionTable, ProjectionUnavailable
 from naturali.retrieval import citations
 from naturali.retrieval.eligibility import AvailableRecord, current_of
 from naturali.retrieval.keyword import Filters, fields_matched, query_tokens
-from naturali.service.auth import Auth
-from naturali.service.requests import (
-    GrepRequest,
-    LookupRequest,
-    RecordsRequest,
+from naturali.service.reading import (
+    Reader,
+    Reading,
+    check_snapshot,
+    coverage,
+    filters_of,
+    in_scope,
+    selection,
+    snapshot_of,
+    stamped,
 )
-from naturali.service.stores import OpenStore, StoreRegistry, StoreView, require_store
-from naturali.vault.dates import parse_range, to_us
-
-
-@dataclass(frozen=True)
-class Reading:
-    """A store's records as one call sees them, and the state holding their projections;
-    ``cache_key`` names that state for reuse across calls (None: a scratch state, asOf)."""
-
-    view: StoreView
-    state: StateStore
-    cache_key: str | None
-    as_of: str | None = None
-
-    def now_us(self) -> int:
-        """The instant "current" is judged at (expiry): ``as_of``, else now."""
-        moment = datetime.now().astimezone()
-        if self.as_of is not None:
-            moment = datetime.fromisoformat(self.as_of)
-        return to_us(moment)
-
-
-Answer = TypeVar(
-    "Answer", GrepResult, LookupResult, RecordsResult, RecordResult, TimelineResult, LastSeenResult
-)
-
-
-def stamped(result: Answer, reading: Reading) -> Answer:
-    """The result, saying which past instant it answers from when asOf asked for one."""
-    if reading.as_of is not None:
-        result.as_of = reading.as_of
-    return result
+from naturali.service.record_names import by_name, normalize_name
+from naturali.service.requests import GrepRequest, LookupRequest, RecordsRequest
+from naturali.service.stores import StoreView
+from naturali.vault.dates import parse_range
 
 
 class Records:
-    def __init__(self, storage: Storage, auth: Auth, stores: StoreRegistry) -> None:
-        self._storage = storage
-        self._auth = auth
-        self._stores = stores
+    def __init__(self, reader: Reader) -> None:
+        self._reader = reader
         self._reconciled: dict[tuple[str, str, ProjectionTable], tuple[int, int, int]] = {}
-
-    # shared ------------------------------------------------------------------------------------
-    def open_view(self, user: User, project_id: str, store_id: str) -> tuple[OpenStore, StoreView]:
-        """Check the caller may read the store, then scan it: its context and view."""
-        self._auth.require(user, project_id, "read")
-        require_store(self._storage, project_id, store_id)
-        opened = self._stores.context(store_id)
-        return opened, opened.view()
-
-    @contextmanager
-    def reading(
-        self, user: User, project_id: str, store_id: str, as_of: str | None
-    ) -> Iterator[Reading]:
-        """What one records or dates call reads: the store now (scanned), or as it stood at
-        ``as_of`` (rebuilt from its history, its projections in a scratch state)."""
-        opened, view = self.open_view(user, project_id, store_id)
-        if as_of is None:
-            yield Reading(view, opened.state, str(opened.store_dir))
-            return
-        with self._stores.scratch() as scratch:
-            yield Reading(opened.view_at(as_of), scratch, None, as_of)
-
-    @staticmethod
-    def _filters(
-        view: StoreView, kind: str | None, type_: str | None, tag: str | None, lifecycle: str
-    ) -> Filters:
-        resolved = view.ontology.resolve(type_) if type_ is not None else None
-        return Filters(kind, resolved, tag, lifecycle)  # type: ignore[arg-type]
-
-    @staticmethod
-    def _in_scope(entry: AvailableRecord, filters: Filters) -> bool:
-        lifecycles = (
-            ("active", "superseded") if filters.lifecycle == "all" else (filters.lifecycle,)
-        )
-        return entry.lifecycle in lifecycles and filters.accepts(entry)
-
-    @staticmethod
-    def coverage(view: StoreView) -> Coverage:
-        """Whether every record of the vault was read and is available: the issues of files
-        that were not read, and of records excluded for a reference (never a silent gap)."""
-        issues = [Issue(path=i.path, message=i.message) for i in view.scan.issues] + [
-            Issue(path="ontology.yaml", message=m) for m in view.ontology.issues
-        ]
-        issues += [
-            Issue(path=e.path, message=f"record {e.id} is excluded: {e.reason}")
-            for e in sorted(view.excluded.values(), key=lambda e: e.path)
-        ]
-        return Coverage(complete=not issues, issues=issues)
-
-    @staticmethod
-    def _snapshot(scope: str, entries: list[AvailableRecord]) -> str:
-        """Identifies the (id, content hash) set a query saw: an order-free sum of per-record
-        tokens (computed once per parse), so it costs one addition per record."""
-        total = sum(e.scanned.token for e in entries) & ((1 << 128) - 1)
-        return hashlib.sha256(f"{scope}:{len(entries)}:{total:032x}".encode()).hexdigest()[:32]
-
-    def _selection(
-        self, view: StoreView, filters: Filters
-    ) -> tuple[list[AvailableRecord], list[AvailableRecord], str]:
-        """The records a filter set searches, the superseded records whose chain reaches one of
-        them, and the snapshot of both; computed once per scan and filter set."""
-        key = filters.scope()
-        cached = view.selections.get(key)
-        if cached is not None:
-            return cached
-        if filters == Filters():  # the default: every active record, no per-record filter
-            searched = [e for e in view.entries.values() if e.lifecycle == "active"]
-        else:
-            searched = [e for e in view.entries.values() if self._in_scope(e, filters)]
-        history: list[AvailableRecord] = []
-        if filters.lifecycle == "active":
-            wanted = {e.id for e in searched}
-            history = [
-                e
-                for e in view.entries.values()
-                if e.lifecycle == "superseded"
-                and (cur := current_of(e, view.entries)) is not None
-                and cur.id in wanted
-            ]
-        result = (searched, history, self._snapshot(key, searched + history))
-        view.selections[key] = result
-        return result
 
     # knowledge_grep ----------------------------------------------------------------------------
     def grep(self, user: User, project_id: str, store_id: str, request: GrepRequest) -> GrepResult:
         """Keyword search (BM25 over title, aliases, body) of one store's records."""
-        with self.reading(user, project_id, store_id, request.asOf) as reading:
+        with self._reader.reading(user, project_id, store_id, request.asOf) as reading:
             return stamped(self._grep(reading, request), reading)
 
     def _grep(self, reading: Reading, request: GrepRequest) -> GrepResult:
         view = reading.view
         tokens = query_tokens(request.query)
-        filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
+        filters = filters_of(view, request.kind, request.type, request.tag, request.lifecycle)
         if request.since is not None or request.until is not None:
             since, until = parse_range(request.since, request.until)
             filters = replace(filters, time_field=request.timeField, since=since, until=until)
-        searched, history, snapshot = self._selection(view, filters)
+        searched, history, snapshot = selection(view, filters)
         check_snapshot(request.snapshot, snapshot)
         queried_at = utcnow()
         try:
@@ -202,7 +78,7 @@ class Records:
                 next_offset=None,
                 snapshot=snapshot,
                 index=IndexState(state="unavailable", lag=True),
-                coverage=self.coverage(view),
+                coverage=coverage(view),
                 freshness=Freshness(
                     queried_at=queried_at, scanned_at=view.scan.scanned_at, indexed_at=None
                 ),
@@ -219,7 +95,7 @@ class Records:
             next_offset=end if end < len(ranked) else None,
             snapshot=snapshot,
             index=IndexState(state="ready", lag=False),
-            coverage=self.coverage(view),
+            coverage=coverage(view),
             freshness=Freshness(
                 queried_at=queried_at, scanned_at=view.scan.scanned_at, indexed_at=indexed_at
             ),
@@ -324,15 +200,15 @@ class Records:
         self, user: User, project_id: str, store_id: str, request: LookupRequest
     ) -> LookupResult:
         """Exact id (case-sensitive), full title or alias, never fuzzy."""
-        with self.reading(user, project_id, store_id, request.asOf) as reading:
+        with self._reader.reading(user, project_id, store_id, request.asOf) as reading:
             return stamped(self._lookup(reading.view, request), reading)
 
     def _lookup(self, view: StoreView, request: LookupRequest) -> LookupResult:
-        filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
-        in_scope = [e for e in view.entries.values() if self._in_scope(e, filters)]
-        by_id = [e for e in in_scope if e.id == request.query]
+        filters = filters_of(view, request.kind, request.type, request.tag, request.lifecycle)
+        scoped = [e for e in view.entries.values() if in_scope(e, filters)]
+        by_id = [e for e in scoped if e.id == request.query]
         key = normalize_name(request.query)
-        matches = by_id + [e for e in by_name(in_scope, request.query) if e.id != request.query]
+        matches = by_id + [e for e in by_name(scoped, request.query) if e.id != request.query]
         status: LookupStatus = (
             "missing" if not matches else "found" if len(matches) == 1 else "ambiguous"
         )
@@ -344,7 +220,7 @@ class Records:
                 citations.complete_hit(e, None, _lookup_fields(e, request.query, key), None, known)
                 for e in matches
             ],
-            coverage=self.coverage(view),
+            coverage=coverage(view),
             freshness=Freshness(queried_at=utcnow(), scanned_at=view.scan.scanned_at),
         )
 
@@ -353,15 +229,15 @@ class Records:
         self, user: User, project_id: str, store_id: str, request: RecordsRequest
     ) -> RecordsResult:
         """knowledge_records: the exhaustive inventory of available records, by id."""
-        with self.reading(user, project_id, store_id, request.asOf) as reading:
+        with self._reader.reading(user, project_id, store_id, request.asOf) as reading:
             return stamped(self._inventory(reading.view, request), reading)
 
     def _inventory(self, view: StoreView, request: RecordsRequest) -> RecordsResult:
-        filters = self._filters(view, request.kind, request.type, request.tag, request.lifecycle)
+        filters = filters_of(view, request.kind, request.type, request.tag, request.lifecycle)
         selected = sorted(
-            (e for e in view.entries.values() if self._in_scope(e, filters)), key=lambda e: e.id
+            (e for e in view.entries.values() if in_scope(e, filters)), key=lambda e: e.id
         )
-        snapshot = self._snapshot(filters.scope(), selected)
+        snapshot = snapshot_of(filters.scope(), selected)
         check_snapshot(request.snapshot, snapshot)
         page = selected[request.offset : request.offset + request.limit]
         end = request.offset + len(page)
@@ -371,7 +247,7 @@ class Records:
             offset=request.offset,
             next_offset=end if end < len(selected) else None,
             snapshot=snapshot,
-            coverage=self.coverage(view),
+            coverage=coverage(view),
             freshness=Freshness(queried_at=utcnow(), scanned_at=view.scan.scanned_at),
         )
 
@@ -386,7 +262,7 @@ class Records:
     ) -> RecordResult:
         """One available record whole, with all its evidence locators (at ``as_of``, its
         revision current then)."""
-        with self.reading(user, project_id, store_id, as_of) as reading:
+        with self._reader.reading(user, project_id, store_id, as_of) as reading:
             return stamped(self._record(reading.view, record_id), reading)
 
     def _record(self, view: StoreView, record_id: str) -> RecordResult:
@@ -416,35 +292,6 @@ class Records:
         )
 
 
-def check_snapshot(given: str | None, current: str) -> None:
-    """A page asked for with the snapshot of an earlier page must see the same records."""
-    if given is not None and given != current:
-        raise Conflict(
-            "the records changed since that snapshot; restart from offset 0 without it",
-            code="snapshot_changed",
-            param="snapshot",
-        )
-
-
-def normalize_name(text: str) -> str:
-    """NFKC, lowercase, trimmed, whitespace collapsed; never fuzzy."""
-    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
-
-
-def by_name(entries: Iterable[AvailableRecord], name: str) -> list[AvailableRecord]:
-    """The records whose full title or an alias is ``name`` once both are normalised, by id:
-    exact lookup's rule, shared by every tool that takes a record by name."""
-    key = normalize_name(name)
-    return sorted(
-        (
-            e
-            for e in entries
-            if normalize_name(e.title) == key or key in {normalize_name(a) for a in e.aliases}
-        ),
-        key=lambda e: e.id,
-    )
-
-
 def _lookup_fields(entry: AvailableRecord, query: str, key: str) -> list[str]:
     if entry.id == query:
         return ["id"]
@@ -463,28 +310,3 @@ def _inventory_row(entry: AvailableRecord) -> InventoryRow:
         revision=entry.scanned.record.revision,
         sha256=entry.scanned.sha256,
     )
-
-
-@overload
-def entity_id(view: StoreView, entity: str) -> str: ...
-@overload
-def entity_id(view: StoreView, entity: None) -> None: ...
-@overload
-def entity_id(view: StoreView, entity: str | None) -> str | None: ...
-
-
-def entity_id(view: StoreView, entity: str | None) -> str | None:
-    """The record an entity filter names: its id, else the one record whose full title or
-    alias it is (exact lookup's normalisation). Two or more such records are a 409 naming
-    them; a name no record has is kept as given (it matches what declares it verbatim)."""
-    if entity is None or entity in view.entries:
-        return entity
-    named = by_name(view.entries.values(), entity)
-    if len(named) > 1:
-        raise Conflict(
-            f"entity {entity!r} is ambiguous: it is the title or alias of "
-            f"{', '.join(e.id for e in named)}; name one by its id",
-            code="ambiguous_entity",
-            param="entity",
-        )
-    return named[0].id if named else entity
