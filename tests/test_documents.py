@@ -314,3 +314,13 @@ def test_a_long_documents_passages_are_read_around_a_hit(api: Api) -> None:
     assert_error(api.get(base, params={"limit": 500}), 400)
     other = api.get(f"/v1/projects/{project_id}/documents/doc_nope/passages")
     assert_error(other, 404, "document_not_found")
+
+
+def test_the_wire_document_is_the_domain_document_field_for_field() -> None:
+    """``DocumentOut.of`` copies the domain's fields: one it lacks would be dropped in silence."""
+    from dataclasses import fields
+
+    from naturali.contracts.resources import DocumentOut
+    from naturali.model import Document
+
+    assert set(DocumentOut.model_fields) == {f.name for f in fields(Document)}
