@@ -204,13 +204,17 @@ def test_pdf_text_is_read_as_written_and_mojibake_it_carries_undone() -> None:
     assert repaired.pages[0].text == "Café naïve résumé"
 
 
-def test_scanned_pdf_is_ingested_with_zero_chunks_and_says_so(api: Api) -> None:
+def test_pages_with_no_text_even_by_ocr_are_stored_empty_and_say_so(api: Api) -> None:
     project_id = api.project()
     r = api.upload(project_id, "/scan.pdf", scanned_pdf(2), "scan.pdf")
-    assert r.status_code == 201, r.text
-    body = r.json()
+    assert r.status_code == 202, r.text  # its pages without a text layer wait for OCR
+    body = api.ready(project_id, r.json()["id"])
     assert body["chunk_count"] == 0 and body["page_count"] == 2
-    assert any(w.startswith("no_text_layer") for w in body["warnings"])
+    assert body["reading"]["empty_pages"] == [1, 2] and body["reading"]["ocr_pages"] == []
+    assert body["warnings"] == [
+        "no_text_layer: the PDF has no text, not even by OCR; it was stored with zero chunks "
+        "and is not searchable"
+    ]
 
 
 def test_broken_pdf_is_400(api: Api) -> None:

@@ -1,13 +1,15 @@
-"""Scanned pages and images read by OCR (RapidOCR, the ``ocr`` extra) in the ingest worker:
-a scan made here by rendering a real text PDF's pages to images and back into an image-only
-PDF is found by the same question on the same page as the original; a screenshot (PNG) by
-its words; a mixed PDF is OCR'd only where it has no text layer, and says which pages."""
+"""Scanned pages and images read by OCR (RapidOCR, the ``ocr`` extra) in the background job,
+a page a step in the ingest worker: a scan made here by rendering a real text PDF's pages to
+images and back into an image-only PDF is found by the same question on the same page as the
+original; a screenshot (PNG) by its words; a mixed PDF is OCR'd only where it has no text
+layer, and the document and its passages say what was read how."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +29,19 @@ def api(tmp_path: Path, embedder: OnnxEmbedder) -> Iterator[Api]:
     yield from make_api(tmp_path, embedder)  # the worker is the same on both backends
 
 
+def _read(api: Api, project: str, path: str, data: bytes) -> dict[str, Any]:
+    """The upload, answered while its pages wait for OCR, then the document once ready."""
+    r = api.upload(project, path, data, path.lstrip("/"))
+    assert r.status_code == 202, r.text
+    queued = r.json()
+    assert queued["status"] == "processing" and queued["pages_done"] == 0
+    assert queued["pages_total"] == len(queued["reading"]["ocr_pending"]) > 0
+    assert queued["warnings"][0].startswith("ocr_pending: page(s) ")
+    document = api.ready(project, queued["id"])
+    assert document["status"] == "ready", document
+    return document
+
+
 def _top_page(api: Api, project: str, query: str) -> tuple[str, int | None]:
     hit = api.search(project, query=query, limit=1).json()["results"][0]
     return hit["path"], hit["page"]
@@ -35,11 +50,15 @@ def _top_page(api: Api, project: str, query: str) -> tuple[str, int | None]:
 def test_a_scanned_pdf_is_found_on_the_page_the_original_is(api: Api) -> None:
     original = text_pdf(PAGES)
     project = api.project()
-    scan = api.upload(project, "/scan.pdf", scanned_copy(original), "scan.pdf")
-    assert scan.status_code == 201, scan.text
-    document = scan.json()
+    document = _read(api, project, "/scan.pdf", scanned_copy(original))
     assert document["page_count"] == 3 and document["chunk_count"] >= 3
     assert document["warnings"][0].startswith("ocr: page(s) 1, 2, 3 had no text layer")
+    assert document["reading"] == {
+        "text_pages": 0,
+        "ocr_pages": [1, 2, 3],
+        "empty_pages": [],
+        "ocr_pending": [],
+    }
     assert _top_page(api, project, "which contracts renew for two years?") == ("/scan.pdf", 2)
     other = api.project("original")
     api.upload(other, "/original.pdf", original, "original.pdf")
@@ -51,9 +70,9 @@ def test_a_screenshot_is_found_by_its_words(api: Api) -> None:
     png = io.BytesIO()
     image.save(png, format="PNG")
     project = api.project()
-    r = api.upload(project, "/whiteboard.png", png.getvalue(), "whiteboard.png")
-    assert r.status_code == 201, r.text
-    assert r.json()["page_count"] == 1 and r.json()["content_type"] == "image/png"
+    document = _read(api, project, "/whiteboard.png", png.getvalue())
+    assert document["page_count"] == 1 and document["content_type"] == "image/png"
+    assert document["reading"]["ocr_pages"] == [1]
     hit = api.search(project, query="when do deploys freeze", limit=1).json()["results"][0]
     assert hit["path"] == "/whiteboard.png" and "Fridays" in hit["content"]
 
@@ -61,11 +80,13 @@ def test_a_screenshot_is_found_by_its_words(api: Api) -> None:
 def test_a_mixed_pdf_is_read_by_ocr_only_where_it_has_no_text(api: Api) -> None:
     mixed = scanned_copy(text_pdf(PAGES), keep_text={1, 3})
     project = api.project()
-    r = api.upload(project, "/mixed.pdf", mixed, "mixed.pdf")
-    assert r.status_code == 201, r.text
-    assert r.json()["warnings"] == [
+    document = _read(api, project, "/mixed.pdf", mixed)
+    assert document["warnings"] == [
         "ocr: page(s) 2 had no text layer and were read by OCR: check a passage from them "
         "before quoting it"
     ]
+    assert document["reading"]["text_pages"] == 2 and document["reading"]["ocr_pages"] == [2]
+    passages = api.get(f"/v1/projects/{project}/documents/{document['id']}/passages").json()
+    assert {p["page"]: p["read_by"] for p in passages["data"]} == {1: "text", 2: "ocr", 3: "text"}
     assert _top_page(api, project, "zebra clause renewal") == ("/mixed.pdf", 2)
     assert _top_page(api, project, "who answers escalations") == ("/mixed.pdf", 3)

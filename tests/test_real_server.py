@@ -576,11 +576,21 @@ def test_sdk_reads_the_project_at_a_glance(server: Server) -> None:
         assert client.projects.ingest_jobs(project_id=project) == []
 
 
-def test_cli_documents_list_shows_each_documents_warnings(server: Server) -> None:
+def test_cli_documents_list_shows_each_documents_warnings(server: Server, tmp_path: Path) -> None:
+    from pdfs import scanned_copy, text_pdf
+
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(scanned_copy(text_pdf(["Badges are renewed at the front desk."])))
     with naturali.Client(base_url=server.base_url, token=server.token) as client:
         project = client.projects.create(name="listed").id
         client.documents.create_text(project_id=project, path="/empty.md", content="")
+        queued = client.documents.upload(project_id=project, file=scan, path="/scan.pdf")
+        assert queued.status == "processing" and queued.pages_total == 1
+        while client.documents.get(project_id=project, document_id=queued.id).status != "ready":
+            time.sleep(0.2)
     listed = _cli(server, "documents", "list", "--project-id", project)
     assert listed.returncode == 0, listed.stderr
     assert "/empty.md  ready  v1, 0 passages" in listed.stdout
     assert "warning: no_text: the file holds no text" in listed.stdout
+    assert "/scan.pdf  ready  v1, 1 passages, 1 pages (1 read by OCR)" in listed.stdout
+    assert "warning: ocr: page(s) 1 had no text layer and were read by OCR" in listed.stdout

@@ -121,6 +121,11 @@ class Document:
     chunks_total: int | None = None
     chunks_done: int | None = None
     error: dict[str, Any] | None = None
+    # A PDF's or an image's pages read how (ingest/reading.py Reading's fields), and while
+    # processing, its pages without a text layer read by OCR so far.
+    reading: dict[str, Any] | None = None
+    pages_total: int | None = None
+    pages_done: int | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,8 @@ class IngestJobStatus:
     chunks_done: int
     error: dict[str, Any] | None
     created_at: str
+    pages_total: int = 0  # pages to read by OCR first
+    pages_done: int = 0
 
 
 @dataclass(frozen=True)
@@ -197,16 +204,21 @@ class IngestProgress:
     chunks_total: int
     chunks_done: int
     error: dict[str, Any] | None
+    pages_total: int = 0  # pages to read by OCR before the chunks are whole
+    pages_done: int = 0
 
 
 @dataclass(frozen=True)
 class IngestJob:
     """A version waiting to be embedded: the document as it will be once ready, and its
-    chunks cut but not yet embedded. Durable in the catalog; a server holds it on a lease."""
+    chunks cut but not yet embedded — or, with ``ocr_pages``, the pages to read by OCR first,
+    after which the file is read again whole. Durable in the catalog; a server holds it on a
+    lease."""
 
     id: str
     document: Document
     drafts: list[ChunkDraft]
+    ocr_pages: list[int] = field(default_factory=list)
     state: str = "queued"  # queued | running | failed
     chunks_done: int = 0
     error: dict[str, Any] | None = None

@@ -25,6 +25,7 @@ from naturali.contracts import resources as contracts
 MODELS: dict[str, type[BaseModel]] = {
     "Project": contracts.ProjectOut,
     "Token": contracts.TokenCreated,
+    "PagesRead": contracts.PagesRead,
     "Document": contracts.DocumentOut,
     "MemoryStore": contracts.MemoryStoreOut,
     "Passage": contracts.Passage,
@@ -102,7 +103,8 @@ def _field(model: str, name: str, info: FieldInfo) -> str:
     elif info.is_required():
         default = ""
     else:
-        default = f" = {info.default!r}"
+        value = info.default
+        default = f" = {json.dumps(value) if isinstance(value, str) else repr(value)}"  # as ruff
     line = f"    {name}: {kind}{default}\n"
     if len(line) > 101 and kind.startswith("list[Annotated["):  # as ruff format wraps it
         inner = kind.removeprefix("list[Annotated[").removesuffix("]]")

@@ -30,6 +30,10 @@ def list_documents(
         return
     for d in documents:
         pages = f", {d.page_count} pages" if d.page_count else ""
+        if d.reading is not None and d.reading.ocr_pages:
+            pages += f" ({len(d.reading.ocr_pages)} read by OCR)"
+        if d.status == "processing" and d.pages_total:
+            pages += f"; reading pages by OCR {d.pages_done}/{d.pages_total}"
         typer.echo(f"{d.path}  {d.status}  v{d.version}, {d.chunk_count} passages{pages}")
         for warning in d.warnings:
             typer.secho(f"    warning: {warning}", fg=typer.colors.YELLOW)

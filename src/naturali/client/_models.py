@@ -33,6 +33,20 @@ class Token(_Model):
     token: str | None = None
 
 
+class PagesRead(_Model):
+    """What was read how on a PDF's or an image's pages. A passage on a page in ``ocr_pages``
+    was read by OCR: check it against the page before quoting it."""
+
+    # Pages read from their text layer.
+    text_pages: int
+    # Pages without a text layer, read by OCR.
+    ocr_pages: list[int]
+    # Pages with no text, by either.
+    empty_pages: list[int]
+    # Pages without a text layer still waiting for OCR (while processing).
+    ocr_pending: list[int]
+
+
 class Document(_Model):
     id: str
     project_id: str
@@ -60,6 +74,12 @@ class Document(_Model):
     chunks_done: int | None = None
     # Why the newest upload failed, in the error shape's fields.
     error: dict[str, Any] | None = None
+    # A PDF's or an image's pages read how (null for other files).
+    reading: PagesRead | None = None
+    # Pages of the upload in progress to read by OCR before embedding.
+    pages_total: int | None = None
+    # Of those, read so far.
+    pages_done: int | None = None
 
 
 class MemoryStore(_Model):
@@ -78,6 +98,8 @@ class Passage(_Model):
     ordinal: int
     page: int | None
     content: str
+    # ocr: read by OCR from a page without a text layer.
+    read_by: Literal["text", "ocr"] = "text"
 
 
 class PassageList(_Model):

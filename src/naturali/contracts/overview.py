@@ -97,6 +97,8 @@ class IngestJobOut(BaseModel):
     chunks_done: int
     error: dict[str, Any] | None
     created_at: str
+    pages_total: int = Field(0, description="Pages to read by OCR before embedding.")
+    pages_done: int = Field(0, description="Of those, read so far.")
 
     @classmethod
     def of(cls, job: IngestJobStatus) -> IngestJobOut:

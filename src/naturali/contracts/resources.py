@@ -69,6 +69,18 @@ class MemberList(BaseModel):
     data: list[MemberOut]
 
 
+class PagesRead(BaseModel):
+    """What was read how on a PDF's or an image's pages. A passage on a page in
+    ``ocr_pages`` was read by OCR: check it against the page before quoting it."""
+
+    text_pages: int = Field(description="Pages read from their text layer.")
+    ocr_pages: list[int] = Field(description="Pages without a text layer, read by OCR.")
+    empty_pages: list[int] = Field(description="Pages with no text, by either.")
+    ocr_pending: list[int] = Field(
+        description="Pages without a text layer still waiting for OCR (while processing)."
+    )
+
+
 class DocumentOut(BaseModel):
     id: str
     project_id: str
@@ -96,6 +108,13 @@ class DocumentOut(BaseModel):
     error: dict[str, Any] | None = Field(
         None, description="Why the newest upload failed, in the error shape's fields."
     )
+    reading: PagesRead | None = Field(
+        None, description="A PDF's or an image's pages read how (null for other files)."
+    )
+    pages_total: int | None = Field(
+        None, description="Pages of the upload in progress to read by OCR before embedding."
+    )
+    pages_done: int | None = Field(None, description="Of those, read so far.")
 
     @classmethod
     def of(cls, d: Document) -> DocumentOut:
@@ -114,6 +133,9 @@ class Passage(BaseModel):
     ordinal: int
     page: int | None
     content: str
+    read_by: Literal["text", "ocr"] = Field(
+        "text", description="ocr: read by OCR from a page without a text layer."
+    )
 
 
 class PassageList(BaseModel):

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from naturali.contracts.formats import FORMATS, Format, Layout
 from naturali.errors import InvalidRequest, UnsupportedMediaType
 from naturali.ingest import ocr
 from naturali.ingest.formats import FormatError
+from naturali.ingest.reading import Reading
 
 PAGE_SEPARATOR = "\n\f\n"
 # A terminal's colour and cursor sequences (a build log, a shell script's echo): dropped.
@@ -33,6 +37,7 @@ _MAGIC = {
 }
 NO_TEXT = "no_text: the file holds no text; it was stored with zero chunks and is not searchable"
 _ZIPPED = {"docx", "pptx", "epub"}
+_PAGED = {"pdf", "image"}  # readers that name their pages without a text layer
 _NAMES = {
     "docx": "Word",
     "pptx": "PowerPoint",
@@ -57,6 +62,7 @@ class Extracted:
     title: str | None = None
     warnings: list[str] = field(default_factory=list)
     layout: Layout = "prose"
+    reading: Reading | None = None  # a PDF's or an image's pages, read how
 
     @property
     def page_count(self) -> int | None:
@@ -64,7 +70,9 @@ class Extracted:
         return len(self.pages) if numbered or self.content_type == "application/pdf" else None
 
 
-def extract(data: bytes, filename: str) -> Extracted:
+def extract(data: bytes, filename: str, ocr_texts: dict[int, str] | None = None) -> Extracted:
+    """The file's pages; ``ocr_texts``, the text OCR read on its pages without a text layer
+    (None: not read yet)."""
     suffix = PurePosixPath(filename).suffix.lower()
     form = FORMATS.get(suffix)
     if form is None:
@@ -84,7 +92,7 @@ def extract(data: bytes, filename: str) -> Extracted:
             param="file",
         )
     if form.parsed is not None:
-        return _parsed(data, form)
+        return _parsed(data, form, ocr_texts)
     text = decode_text(data)
     warnings = [] if text.strip() else [NO_TEXT]
     page = Page(None, text, 0)
@@ -148,12 +156,46 @@ def _title(text: str, form: Format) -> str | None:
     return None
 
 
-def _parsed(data: bytes, form: Format) -> Extracted:
+def _parsed(data: bytes, form: Format, ocr_texts: dict[int, str] | None) -> Extracted:
     kind = form.parsed
     assert kind is not None
-    reader = importlib.import_module(f"naturali.ingest.formats.{kind}")
+    with _read_errors(kind):
+        read, title, *scanned = _reader(kind).read(data)  # a paged reader names its scans
+    scans: list[int] = list(scanned[0]) if scanned else []
+    given = ocr_texts or {}
+    pages: list[Page] = []
+    offset = 0
+    for number, raw in read:
+        raw = given.get(number, raw) if number in scans else raw
+        text = raw.replace("\r\n", "\n").replace("\x00", "")
+        pages.append(Page(number, text, offset))
+        offset += len(text) + len(PAGE_SEPARATOR)
+    texts = [(p.number, p.text) for p in pages]
+    reading = Reading.of(texts, scans, ocr_texts) if kind in _PAGED else None
+    what = {"pdf": "the PDF", "image": "the image"}.get(kind, "the file")
+    warnings = (reading or Reading.of(texts, [], {})).warnings(scans, what)
+    return Extracted(form.content_type, pages, title or None, warnings, form.layout, reading)
+
+
+def ocr_page(data: bytes, filename: str, number: int) -> str:
+    """Page ``number`` of a paged file read by OCR (one page a call: the background job's
+    progress, and each page's own CPU budget)."""
+    kind = FORMATS[PurePosixPath(filename).suffix.lower()].parsed
+    assert kind in _PAGED
+    with _read_errors(kind):
+        return str(_reader(kind).ocr_page(data, number))
+
+
+def _reader(kind: str) -> Any:
+    return importlib.import_module(f"naturali.ingest.formats.{kind}")
+
+
+@contextmanager
+def _read_errors(kind: str) -> Iterator[None]:
+    """A reader's failures as the request's errors (a library's own, on a malformed file,
+    included)."""
     try:
-        read, title, *notes = reader.read(data)  # a reader may say what it read how
+        yield
     except FormatError as exc:
         raise InvalidRequest(str(exc), code=exc.code, param="file") from exc
     except RecursionError as exc:
@@ -166,20 +208,6 @@ def _parsed(data: bytes, form: Format) -> Extracted:
         raise InvalidRequest(
             f"the {kind} file could not be read: {exc}", code=_invalid(kind), param="file"
         ) from exc
-    pages: list[Page] = []
-    offset = 0
-    for number, raw in read:
-        text = raw.replace("\r\n", "\n").replace("\x00", "")
-        pages.append(Page(number, text, offset))
-        offset += len(text) + len(PAGE_SEPARATOR)
-    warnings: list[str] = list(notes[0]) if notes else []
-    if not any(p.text.strip() for p in pages):
-        what = "the PDF has no extractable text (scanned?)" if kind == "pdf" else "no text"
-        hint = f"; {ocr.EXTRA} reads scanned pages" if kind == "pdf" and not ocr.available() else ""
-        warnings.append(
-            f"no_text_layer: {what}; it was stored with zero chunks and is not searchable{hint}"
-        )
-    return Extracted(form.content_type, pages, title or None, warnings, form.layout)
 
 
 def _invalid(kind: str) -> str:

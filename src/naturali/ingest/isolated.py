@@ -46,12 +46,49 @@ class Read:
     page_count: int | None
     warnings: list[str]
     drafts: list[ChunkDraft]
+    reading: dict[str, Any] | None  # ingest/reading.py Reading's fields, for a paged file
+
+    @property
+    def ocr_pending(self) -> list[int]:
+        """The pages to read by OCR before the passages are whole (the background job's)."""
+        return list(self.reading["ocr_pending"]) if self.reading else []
 
 
-def read(data: bytes, filename: str, token_counter: str, max_chunks: int) -> Read:
-    """The file's passages, cut as ``token_counter`` counts word pieces; a NaturaliError when
-    the file is refused (its type, its bytes, a limit it reached)."""
-    request = {"filename": filename, "counter": token_counter, "max_chunks": max_chunks}
+def read(
+    data: bytes,
+    filename: str,
+    token_counter: str,
+    max_chunks: int,
+    ocr_texts: dict[int, str] | None = None,
+) -> Read:
+    """The file's passages, cut as ``token_counter`` counts word pieces, with what OCR read
+    on its scanned pages (``ocr_texts``; None: not read yet); a NaturaliError when the file is
+    refused (its type, its bytes, a limit it reached)."""
+    request: dict[str, Any] = {
+        "filename": filename,
+        "counter": token_counter,
+        "max_chunks": max_chunks,
+        "ocr_texts": ocr_texts,
+    }
+    answer = _answer(request, data, filename)
+    drafts = [ChunkDraft(o, t, s, e, p) for o, t, s, e, p in answer["drafts"]]
+    return Read(
+        answer["content_type"],
+        answer["title"],
+        answer["page_count"],
+        answer["warnings"],
+        drafts,
+        answer["reading"],
+    )
+
+
+def ocr_page(data: bytes, filename: str, number: int) -> str:
+    """Page ``number`` of a PDF or an image, read by OCR in a worker."""
+    answer = _answer({"filename": filename, "ocr_page": number}, data, filename)
+    return str(answer["text"])
+
+
+def _answer(request: dict[str, Any], data: bytes, filename: str) -> dict[str, Any]:
     answer = _POOL.ask(request, data)
     if answer is None:  # killed by a limit (CPU time: SIGXCPU; memory: an abort), or hung
         raise InvalidRequest(
@@ -62,10 +99,7 @@ def read(data: bytes, filename: str, token_counter: str, max_chunks: int) -> Rea
     if "error" in answer:
         error = answer["error"]
         raise _ERRORS[error["status"]](error["message"], code=error["code"], param="file")
-    drafts = [ChunkDraft(o, t, s, e, p) for o, t, s, e, p in answer["drafts"]]
-    return Read(
-        answer["content_type"], answer["title"], answer["page_count"], answer["warnings"], drafts
-    )
+    return answer
 
 
 class _Worker:

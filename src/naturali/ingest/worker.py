@@ -1,7 +1,8 @@
 """The ingest worker process (``python -m naturali.ingest.worker``), kept by isolated.py and
 reused from file to file: it reads a request (the file's name, how to count word pieces, the
-most chunks a version may have) and the file's bytes from stdin, and writes the file's
-chunks, or the error that refuses it, to stdout — each a frame of an 8-byte length and its
+most chunks a version may have, what OCR read on its scanned pages; or one page to read by
+OCR) and the file's bytes from stdin, and writes the file's chunks (or the page's text), or
+the error that refuses it, to stdout — each a frame of an 8-byte length and its
 bytes. Parsing and chunking both happen here, under the limits of limits.py, so no upload,
 whatever its shape, grows the server's own process."""
 
@@ -12,13 +13,14 @@ import json
 import struct
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import IO, Any
 
 from naturali.embed.tokenizer import count_pieces, count_words, load_tokenizer
 from naturali.errors import NaturaliError
 from naturali.ingest import limits
 from naturali.ingest.chunk import TooManyChunks, chunk_pages
-from naturali.ingest.extract import extract
+from naturali.ingest.extract import extract, ocr_page
 
 FRAME = struct.Struct("!Q")
 Counter = Callable[[str], int]
@@ -39,8 +41,13 @@ def main() -> None:
 
 
 def handle(request: dict[str, Any], data: bytes) -> dict[str, Any]:
+    """The file's passages; or, asked for ``ocr_page``, that page's text read by OCR."""
     try:
-        extracted = extract(data, request["filename"])
+        if "ocr_page" in request:
+            return {"text": ocr_page(data, request["filename"], request["ocr_page"])}
+        given = request.get("ocr_texts")
+        ocr_texts = None if given is None else {int(n): t for n, t in given.items()}
+        extracted = extract(data, request["filename"], ocr_texts)
         drafts = chunk_pages(
             extracted.pages, _counter(request["counter"]), extracted.layout, request["max_chunks"]
         )
@@ -60,6 +67,7 @@ def handle(request: dict[str, Any], data: bytes) -> dict[str, Any]:
         "title": extracted.title,
         "page_count": extracted.page_count,
         "warnings": extracted.warnings,
+        "reading": asdict(extracted.reading) if extracted.reading else None,
         "drafts": [[d.ordinal, d.text, d.start, d.end, d.page] for d in drafts],
     }
 

@@ -240,9 +240,18 @@ class IngestJobStorage(Protocol):
         """Chunks of the project's queued and running jobs not embedded yet."""
         ...
 
-    def renew_ingest(self, job_id: str, owner: str, chunks_done: int, lease_seconds: float) -> bool:
-        """Record progress and extend the lease; False if the job is no longer ``owner``'s
-        (replaced by a newer upload, deleted, or taken after the lease ran out)."""
+    def renew_ingest(
+        self,
+        job_id: str,
+        owner: str,
+        chunks_done: int,
+        lease_seconds: float,
+        pages_done: int = 0,
+        chunks_total: int | None = None,
+    ) -> bool:
+        """Record progress (pages read by OCR, chunks embedded, and once OCR is done the
+        chunks the version has) and extend the lease; False if the job is no longer
+        ``owner``'s (replaced by a newer upload, deleted, or taken after the lease ran out)."""
         ...
 
     def finish_ingest(

@@ -28,7 +28,7 @@ from naturali.service.dates import Dates
 from naturali.service.disk import DiskSpace
 from naturali.service.documents import Documents
 from naturali.service.indexer import BackgroundIndexer
-from naturali.service.ingestion import IngestionWorker
+from naturali.service.ingestion import IngestionWorker, Scans
 from naturali.service.memories import Memories
 from naturali.service.mutations import Mutations
 from naturali.service.overview import Overview
@@ -97,18 +97,7 @@ class Services:
         self.projects = Projects(self.storage, self.auth)
         limits = (settings.quota_bytes, settings.quota_documents, settings.quota_chunks)
         self.quotas = Quotas(self.storage, QuotaLimits(*limits, settings.quota_memories))
-        self.ingestion = IngestionWorker(self.storage, self.embedder, settings.ingest_lease_seconds)
-        self.documents = Documents(
-            self.storage,
-            self.auth,
-            self.embedder,
-            data_dir / "files",
-            settings.max_upload_bytes,
-            settings.max_chunks_per_document,
-            settings.ingest_queue_chunks,
-            self.ingestion.wake,
-            self.quotas,
-        )
+        self.ingestion, self.documents = self._documents(settings)
         self.stores = StoreRegistry(data_dir / "stores", *state, settings.vault_max_files)
         self.mutations = Mutations(
             self.storage,
@@ -126,6 +115,28 @@ class Services:
         self.dates = Dates(reader)
         self.search = self._search(settings, concurrency)
         self.overview = Overview(self.storage, self.auth, self.indexes, self.embedder)
+
+    def _documents(self, settings: Settings) -> tuple[IngestionWorker, Documents]:
+        """Uploads, and the worker that reads their scanned pages and embeds them."""
+        files = settings.data_dir / "files"
+        ingestion = IngestionWorker(
+            self.storage,
+            self.embedder,
+            settings.ingest_lease_seconds,
+            Scans(files, settings.max_chunks_per_document),
+        )
+        documents = Documents(
+            self.storage,
+            self.auth,
+            self.embedder,
+            files,
+            settings.max_upload_bytes,
+            settings.max_chunks_per_document,
+            settings.ingest_queue_chunks,
+            ingestion.wake,
+            self.quotas,
+        )
+        return ingestion, documents
 
     def _search(self, settings: Settings, concurrency: Concurrency) -> Search:
         self.indexes = IndexRegistry(

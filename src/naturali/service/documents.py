@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -65,6 +65,7 @@ class _Prepared:
     data: bytes
     drafts: builtins.list[ChunkDraft]
     create: bool
+    ocr_pages: builtins.list[int]  # to read by OCR in the background job before embedding
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,10 @@ class PassagePage:
     passages: builtins.list[Chunk]
     start: int
     total: int
+    ocr_pages: frozenset[int] = frozenset()  # the pages read by OCR
+
+    def read_by(self, chunk: Chunk) -> Literal["text", "ocr"]:
+        return "ocr" if chunk.page in self.ocr_pages else "text"
 
 
 MAX_PASSAGES = 200  # a page of passages
@@ -164,7 +169,7 @@ class Documents:
                 code="invalid_value",
                 param="limit" if start >= 0 else "start",
             )
-        self._get(project_id, document_id)
+        document = self._get(project_id, document_id)
         chunks = self._storage.owner_chunks(project_id, SourceType.DOCUMENT, [document_id])
         if around is not None:
             at = next((i for i, c in enumerate(chunks) if c.id == around), None)
@@ -175,7 +180,8 @@ class Documents:
                     param="around",
                 )
             start = max(0, min(at - limit // 2, len(chunks) - limit))
-        return PassagePage(chunks[start : start + limit], start, len(chunks))
+        ocr = frozenset((document.reading or {}).get("ocr_pages", ()))
+        return PassagePage(chunks[start : start + limit], start, len(chunks), ocr)
 
     def delete(self, user: User, project_id: str, document_id: str) -> None:
         """A document, its versions and its chunks."""
@@ -201,7 +207,14 @@ class Documents:
         """
         self._auth.require(user, project_id, "write")
         prepared = [self._prepare(project_id, None, u) for u in uploads]
-        return self._commit(prepared)
+        scans = {id(p) for p in prepared if isinstance(p, _Prepared) and p.ocr_pages}
+        committed = iter(self._commit([p for p in prepared if id(p) not in scans]))
+        return [
+            self._enqueue(p, None)
+            if isinstance(p, _Prepared) and id(p) in scans
+            else next(committed)
+            for p in prepared
+        ]
 
     def _ingest(self, project_id: str, current: Document | None, upload: Upload) -> Document:
         prepared = self._prepare(project_id, current, upload)
@@ -214,7 +227,7 @@ class Documents:
             memories=0,
         )
         with self._quotas.reserve(project_id, adding):
-            if len(prepared.drafts) <= INLINE_CHUNKS:
+            if len(prepared.drafts) <= INLINE_CHUNKS and not prepared.ocr_pages:
                 return self._commit([prepared])[0]
             return self._enqueue(prepared, current)
 
@@ -222,7 +235,7 @@ class Documents:
         """Store the file and queue the version's embedding; the document as it stands."""
         self._check_queue(prepared.document.project_id, len(prepared.drafts))
         self._store_file(prepared.document.content_hash, prepared.data)
-        job = IngestJob(new_id("job"), prepared.document, prepared.drafts)
+        job = IngestJob(new_id("job"), prepared.document, prepared.drafts, prepared.ocr_pages)
         # A new document exists at once, as version 0 (no chunks), so that its path is taken
         # and its id can be followed; a new version leaves the current one searched.
         placeholder = None if current else replace(prepared.document, version=0, chunk_count=0)
@@ -233,8 +246,9 @@ class Documents:
         self._queued()
         shown = current or placeholder
         assert shown is not None
-        total = len(prepared.drafts)
-        return replace(shown, status="processing", chunks_total=total, chunks_done=0)
+        return _status(
+            shown, IngestProgress("queued", len(job.drafts), 0, None, len(job.ocr_pages))
+        )
 
     def _check_queue(self, project_id: str, chunks: int) -> None:
         """A project's queued work is bounded: beyond it, 429 until some is embedded."""
@@ -309,8 +323,9 @@ class Documents:
             warnings=read.warnings,
             created_at=current.created_at if current else now,
             updated_at=now,
+            reading=read.reading,
         )
-        return _Prepared(document, upload.data, read.drafts, create=current is None)
+        return _Prepared(document, upload.data, read.drafts, current is None, read.ocr_pending)
 
     def _commit(self, prepared: builtins.list[_Prepared | Document]) -> builtins.list[Document]:
         embedder = self._embedder()
@@ -373,6 +388,8 @@ def _status(document: Document, job: IngestProgress | None) -> Document:
         chunks_total=job.chunks_total,
         chunks_done=job.chunks_done,
         error=job.error,
+        pages_total=job.pages_total or None,
+        pages_done=job.pages_done if job.pages_total else None,
     )
 
 

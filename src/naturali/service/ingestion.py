@@ -10,6 +10,11 @@ until then. A server holds a job on a lease renewed at every batch; if it dies (
 the lease runs out and a server takes the job again from its first chunk, and since only the
 lease's holder can complete it, no chunk is ever written twice.
 
+A version with pages that have no text layer (a scanned PDF, an image) first has them read by
+OCR here, one page a step (in the isolated worker, each page its own CPU budget), its
+progress recorded as pages; then its file is read again whole with that text, and its chunks
+are embedded as any other's.
+
 Projects share the worker fairly: it serves one job of each of up to ``MAX_PROJECTS``
 projects at once and embeds a batch of each in turn, so an upload waits for at most one batch
 of each other project's work, however many files another project queued before it.
@@ -21,10 +26,13 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
+from naturali.errors import NaturaliError
 from naturali.ids import new_id
+from naturali.ingest import isolated
 from naturali.model import IngestJob
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import EmbeddedChunk, Storage, VersionConflict
@@ -37,17 +45,41 @@ MAX_PROJECTS = 8  # projects whose jobs a worker serves in turn
 
 @dataclass
 class _Held:
-    """A job this worker holds, and its chunks embedded so far."""
+    """A job this worker holds, the text OCR read on its pages so far, and its chunks
+    embedded so far."""
 
     job: IngestJob
     chunks: list[EmbeddedChunk] = field(default_factory=list)
+    ocr_texts: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scans:
+    """Where the OCR step finds an upload's file (by its content hash), and the most chunks
+    a version may have once its scanned pages are read."""
+
+    files_dir: Path
+    max_chunks: int
+
+    def read(self, job: IngestJob, texts: dict[int, str], counter: str) -> isolated.Read:
+        data = (self.files_dir / job.document.content_hash).read_bytes()
+        return isolated.read(data, job.document.filename, counter, self.max_chunks, texts)
+
+    def ocr_page(self, job: IngestJob, number: int) -> str:
+        data = (self.files_dir / job.document.content_hash).read_bytes()
+        return isolated.ocr_page(data, job.document.filename, number)
 
 
 class IngestionWorker:
     def __init__(
-        self, storage: Storage, embedder: Callable[[], Embedder], lease_seconds: float = 15.0
+        self,
+        storage: Storage,
+        embedder: Callable[[], Embedder],
+        lease_seconds: float = 15.0,
+        scans: Scans | None = None,
     ) -> None:
         self._storage = storage
+        self._scans = scans
         self._embedder = embedder
         self._lease = lease_seconds
         self.owner = new_id("worker")
@@ -95,7 +127,10 @@ class IngestionWorker:
             return False
         held = self._held.pop(0)
         try:
-            more = self._batch(held)
+            more = self._ocr_step(held) if held.job.ocr_pages else self._batch(held)
+        except NaturaliError as exc:  # the file refused once read whole (a limit it reached)
+            self._fail(held.job, exc.code, str(exc))
+            more = False
         except Exception as exc:
             log.exception("ingesting %s failed", held.job.document.path)
             self._fail(held.job, "ingest_failed", f"the version could not be embedded: {exc}")
@@ -133,7 +168,8 @@ class IngestionWorker:
         job has batches left."""
         job, embedder = held.job, self._embedder()
         drafts = job.drafts[len(held.chunks) : len(held.chunks) + BATCH]
-        vectors = embedder.embed([d.text for d in drafts])
+        texts = [d.text for d in drafts]
+        vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension))
         held.chunks += [
             EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
             for d, v in zip(drafts, vectors, strict=True)
@@ -156,6 +192,20 @@ class IngestionWorker:
             )
         return False
 
+    def _ocr_step(self, held: _Held) -> bool:
+        """Read the job's next scanned page by OCR; after the last, read the file again
+        whole with their text, and the job goes on as one to embed."""
+        job = held.job
+        assert self._scans is not None, "a job with pages to read by OCR needs Scans"
+        number = job.ocr_pages[len(held.ocr_texts)]
+        held.ocr_texts[number] = self._scans.ocr_page(job, number)
+        if len(held.ocr_texts) < len(job.ocr_pages):
+            return True
+        read = self._scans.read(job, held.ocr_texts, self._embedder().token_counter)
+        document = replace(job.document, warnings=read.warnings, reading=read.reading)
+        held.job = replace(job, document=document, drafts=read.drafts, ocr_pages=[])
+        return True  # its chunks are embedded from its next turn
+
     def _renew_held(self) -> None:
         """Record each held job's progress and extend its lease, so that it outlives a round of
         the others' batches; a job replaced by a newer upload or deleted is dropped (nothing
@@ -163,7 +213,14 @@ class IngestionWorker:
         self._held = [
             h
             for h in self._held
-            if self._storage.renew_ingest(h.job.id, self.owner, len(h.chunks), self._lease)
+            if self._storage.renew_ingest(
+                h.job.id,
+                self.owner,
+                len(h.chunks),
+                self._lease,
+                pages_done=len(h.ocr_texts),
+                chunks_total=None if h.job.ocr_pages else len(h.job.drafts),
+            )
         ]
 
     def _hand_back(self) -> None:

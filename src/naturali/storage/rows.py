@@ -35,7 +35,7 @@ class Row(Protocol):
 
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
-           v.chunk_count, v.page_count, v.warnings
+           v.chunk_count, v.page_count, v.warnings, v.reading
     FROM documents d JOIN document_versions v ON v.document_id = d.id AND v.version = d.version
 """
 
@@ -59,6 +59,7 @@ def document(row: Row) -> Document:
         warnings=json.loads(row["warnings"]),
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        reading=json.loads(row["reading"]) if row["reading"] else None,
     )
 
 
@@ -138,7 +139,8 @@ def _bytes(vector: Any) -> bytes:
 def job_payload(job: IngestJob) -> str:
     """What a job carries, as JSON: the document as it will be, and its chunks' drafts."""
     drafts = [[d.ordinal, d.text, d.start, d.end, d.page] for d in job.drafts]
-    return json.dumps({"document": job.document.__dict__, "drafts": drafts})
+    document = job.document.__dict__
+    return json.dumps({"document": document, "drafts": drafts, "ocr_pages": job.ocr_pages})
 
 
 def ingest_job(row: Row) -> IngestJob:
@@ -147,6 +149,7 @@ def ingest_job(row: Row) -> IngestJob:
         id=row["id"],
         document=Document(**payload["document"]),
         drafts=[ChunkDraft(*d) for d in payload["drafts"]],
+        ocr_pages=payload.get("ocr_pages", []),
         state=row["state"],
         chunks_done=row["chunks_done"],
         error=json.loads(row["error"]) if row["error"] else None,
@@ -173,6 +176,8 @@ def ingest_job_status(row: Row) -> IngestJobStatus:
         progress.chunks_done,
         progress.error,
         row["created_at"],
+        progress.pages_total,
+        progress.pages_done,
     )
 
 
@@ -183,6 +188,8 @@ def ingest_progress(row: Row) -> IngestProgress:
         chunks_total=row["chunks_total"],
         chunks_done=row["chunks_done"],
         error=json.loads(error) if error else None,
+        pages_total=row["pages_total"],
+        pages_done=row["pages_done"],
     )
 
 

@@ -368,10 +368,13 @@ const pagesOf = (items, size) => async (cursor) => {
 };
 
 function jobRow(j) {
-  const progress = h('progress', { max: j.chunks_total || 1, value: j.chunks_done, 'aria-label': `${j.path}: ${j.chunks_done} of ${j.chunks_total}` });
+  const ocr = j.pages_total && j.pages_done < j.pages_total;
+  const [done, total] = ocr ? [j.pages_done, j.pages_total] : [j.chunks_done, j.chunks_total];
+  const what = ocr ? ' pages by OCR' : '';
+  const progress = h('progress', { max: total || 1, value: done, 'aria-label': `${j.path}: ${done} of ${total}${what}` });
   return h('tr', {}, h('td', {}, h('a', { href: `#/document/${j.document_id}` }, j.path || j.document_id)),
     h('td', { class: `status-${j.state === 'failed' ? 'failed' : 'processing'}`, title: j.error?.message ?? '' }, j.state, j.error ? `: ${j.error.message}` : ''),
-    h('td', {}, progress, ` ${j.chunks_done}/${j.chunks_total}`), h('td', {}, j.created_at));
+    h('td', {}, progress, ` ${done}/${total}${what}`), h('td', {}, j.created_at));
 }
 
 function storeRow(s) {
@@ -493,8 +496,10 @@ function statusCell(d) {
 
 function statusOf(d) {
   if (d.status === 'processing') {
-    const label = `processing ${d.chunks_done ?? 0}/${d.chunks_total ?? '?'}`;
-    return h('span', { class: 'status-processing' }, h('progress', { max: d.chunks_total ?? 1, value: d.chunks_done ?? 0, 'aria-label': label }), ` ${label}`);
+    const ocr = d.pages_total && d.pages_done < d.pages_total;
+    const [done, total] = ocr ? [d.pages_done, d.pages_total] : [d.chunks_done ?? 0, d.chunks_total];
+    const label = ocr ? `reading pages by OCR ${done}/${total}` : `processing ${done}/${total ?? '?'}`;
+    return h('span', { class: 'status-processing' }, h('progress', { max: total || 1, value: done, 'aria-label': label }), ` ${label}`);
   }
   if (d.status === 'failed') return h('span', { class: 'status-failed', title: d.error?.message ?? '' }, `failed: ${d.error?.message ?? ''}`);
   return 'ready';
@@ -533,7 +538,9 @@ function uploader(done) {
       if (request.status >= 400) { showError(data?.error?.message ?? `upload failed (${request.status})`); return; }
       showError('');
       progress.value = 100;
-      status.textContent = (data.status === 'processing'
+      status.textContent = (data.pages_total
+        ? `Uploaded ${data.path}: reading ${data.pages_total} page(s) by OCR, then embedding, in the background.`
+        : data.status === 'processing'
         ? `Uploaded ${data.path}: embedding ${data.chunks_total} passages in the background.`
         : `Uploaded ${data.path} (version ${data.version}, ${data.chunk_count} passages).`)
         + (data.warnings?.length ? ` Warning: ${data.warnings.join(' ')}` : '');

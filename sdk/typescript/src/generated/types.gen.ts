@@ -545,6 +545,22 @@ export type DocumentOut = {
     error?: {
         [key: string]: unknown;
     } | null;
+    /**
+     * A PDF's or an image's pages read how (null for other files).
+     */
+    reading?: PagesRead | null;
+    /**
+     * Pages Total
+     *
+     * Pages of the upload in progress to read by OCR before embedding.
+     */
+    pages_total?: number | null;
+    /**
+     * Pages Done
+     *
+     * Of those, read so far.
+     */
+    pages_done?: number | null;
 };
 
 /**
@@ -973,6 +989,18 @@ export type IngestJobOut = {
      * Created At
      */
     created_at: string;
+    /**
+     * Pages Total
+     *
+     * Pages to read by OCR before embedding.
+     */
+    pages_total?: number;
+    /**
+     * Pages Done
+     *
+     * Of those, read so far.
+     */
+    pages_done?: number;
 };
 
 /**
@@ -1478,6 +1506,39 @@ export type OverviewOut = {
 };
 
 /**
+ * PagesRead
+ *
+ * What was read how on a PDF's or an image's pages. A passage on a page in
+ * ``ocr_pages`` was read by OCR: check it against the page before quoting it.
+ */
+export type PagesRead = {
+    /**
+     * Text Pages
+     *
+     * Pages read from their text layer.
+     */
+    text_pages: number;
+    /**
+     * Ocr Pages
+     *
+     * Pages without a text layer, read by OCR.
+     */
+    ocr_pages: Array<number>;
+    /**
+     * Empty Pages
+     *
+     * Pages with no text, by either.
+     */
+    empty_pages: Array<number>;
+    /**
+     * Ocr Pending
+     *
+     * Pages without a text layer still waiting for OCR (while processing).
+     */
+    ocr_pending: Array<number>;
+};
+
+/**
  * Passage
  *
  * One passage of a document (a chunk of its current version), in order.
@@ -1499,6 +1560,12 @@ export type Passage = {
      * Content
      */
     content: string;
+    /**
+     * Read By
+     *
+     * ocr: read by OCR from a page without a text layer.
+     */
+    read_by?: 'text' | 'ocr';
 };
 
 /**

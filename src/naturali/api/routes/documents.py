@@ -162,7 +162,13 @@ def list_passages(
     )
     return PassageList(
         data=[
-            Passage(chunk_id=c.id, ordinal=c.ordinal, page=c.page, content=c.text)
+            Passage(
+                chunk_id=c.id,
+                ordinal=c.ordinal,
+                page=c.page,
+                content=c.text,
+                read_by=page.read_by(c),
+            )
             for c in page.passages
         ],
         start=page.start,

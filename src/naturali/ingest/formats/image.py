@@ -1,6 +1,7 @@
 """An image (PNG, JPEG, TIFF, WebP: a screenshot, a photo of a whiteboard, a scanned form)
-as a one-page document, read by OCR (ingest/ocr.py). Pillow decodes it, refusing an image of
-more pixels than a page ever has (a decompression bomb)."""
+as a one-page document, read by OCR (ingest/ocr.py) in the background job (``ocr_page``).
+Pillow decodes it, refusing an image of more pixels than a page ever has (a decompression
+bomb); the upload's request decodes it once to refuse a broken or oversized one there."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 import warnings
 
 import numpy as np
+import numpy.typing as npt
 from PIL import Image
 
 from naturali.ingest import ocr
@@ -16,15 +18,24 @@ from naturali.ingest.formats import FormatError, Pages
 MAX_PIXELS = 50_000_000  # a 600-dpi A3 scan is ~35 million
 
 
-def read(data: bytes) -> tuple[Pages, str | None]:
+def read(data: bytes) -> tuple[Pages, str | None, list[int]]:
+    """One page, to be read by OCR (the image is decoded to check it)."""
+    _pixels(data)
+    return [(1, "")], None, [1]
+
+
+def ocr_page(data: bytes, number: int) -> str:
+    return ocr.read(_pixels(data))
+
+
+def _pixels(data: bytes) -> npt.NDArray[np.uint8]:
     Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(data)) as image:
-                pixels = np.asarray(image.convert("RGB"))
+                return np.asarray(image.convert("RGB"))
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise FormatError("file_limit_reached", f"the image is too large: {exc}") from exc
     except (OSError, ValueError, SyntaxError) as exc:
         raise FormatError("invalid_file", f"the image could not be read: {exc}") from exc
-    return [(1, ocr.read(pixels))], None

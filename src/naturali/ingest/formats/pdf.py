@@ -1,11 +1,15 @@
 """PDF, page by page, with PDFium (``pypdfium2``: Chrome's PDF engine, ~15× less CPU than a
-pure-Python reader on a 160-page annual report). Each page's text layer in reading order;
-a page without one (a scan) is rendered and read by OCR (ingest/ocr.py) when the ``ocr``
-extra is installed, and never a page that has one. The title from the document's metadata.
+pure-Python reader on a 160-page annual report). Each page's text layer in reading order; the
+pages without one (scans) are named, and each is rendered and read by OCR (``ocr_page``,
+ingest/ocr.py) later, one page a call, in the background job — never a page that has a text
+layer. The title from the document's metadata.
 The page count raises the worker's CPU budget (``limits.allow_pages``), so a long report is
 read whole and a small file that draws forever is still stopped."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pypdfium2 as pdfium
 from ftfy import fix_encoding
@@ -19,45 +23,48 @@ OCR_SCALE = 2.0  # 144 dpi: an A4 page 1,190 × 1,684 pixels, what PP-OCR reads 
 TEXT_LAYER_CHARS = 3
 
 
-def read(data: bytes) -> tuple[Pages, str | None, list[str]]:
-    """The pages, the title, and what was read how (the pages OCR read, or could not)."""
-    try:
-        document = pdfium.PdfDocument(data)
-    except pdfium.PdfiumError as exc:
-        raise FormatError("invalid_pdf", f"the PDF could not be read: {exc}") from exc
-    try:
+def read(data: bytes) -> tuple[Pages, str | None, list[int]]:
+    """The pages (a scan's empty), the title, and the pages that have no text layer."""
+    with _opened(data) as document:
         count = len(document)
         if count > MAX_PAGES:
             raise FormatError("pdf_limit_reached", f"the PDF has more than {MAX_PAGES} pages")
         limits.allow_pages(count)
         texts = [_page_text(document, number) for number in range(1, count + 1)]
         scans = [n for n, text in enumerate(texts, start=1) if not _has_text(text)]
-        if ocr.available():
-            for number in scans:
-                texts[number - 1] = _ocr(document, number)
-            scans = [n for n in scans if _has_text(texts[n - 1])]  # OCR found text on these
-        pages: Pages = list(enumerate(texts, start=1))
+        pages: Pages = [(n, "" if n in scans else t) for n, t in enumerate(texts, start=1)]
         title = document.get_metadata_dict(skip_empty=True).get("Title")
+    return pages, title or None, scans
+
+
+def ocr_page(data: bytes, number: int) -> str:
+    """Page ``number``'s text, read by OCR from the page rendered at 144 dpi."""
+    with _opened(data) as document:
+        if not 1 <= number <= len(document):
+            raise FormatError("invalid_pdf", f"the PDF has no page {number}")
+        page = document[number - 1]
+        try:
+            bitmap = page.render(scale=OCR_SCALE)
+            try:
+                return ocr.read(bitmap.to_numpy()[:, :, :3].copy())
+            finally:
+                bitmap.close()
+        finally:
+            page.close()
+
+
+@contextmanager
+def _opened(data: bytes) -> Iterator[pdfium.PdfDocument]:
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        raise FormatError("invalid_pdf", f"the PDF could not be read: {exc}") from exc
+    try:
+        yield document
     except pdfium.PdfiumError as exc:
         raise FormatError("invalid_pdf", f"the PDF could not be read: {exc}") from exc
     finally:
         document.close()
-    return pages, title or None, _notes(scans, count)
-
-
-def _notes(scans: list[int], count: int) -> list[str]:
-    if not scans or len(scans) == count and not ocr.available():
-        return []  # a PDF of no text at all is said so by extract.py
-    listed = ", ".join(str(n) for n in scans[:20]) + (" …" if len(scans) > 20 else "")
-    if ocr.available():
-        return [
-            f"ocr: page(s) {listed} had no text layer and were read by OCR: check a "
-            "passage from them before quoting it"
-        ]
-    return [
-        f"no_text_layer: page(s) {listed} have no text layer and are not searchable; "
-        f"{ocr.EXTRA} reads scanned pages"
-    ]
 
 
 def _page_text(document: pdfium.PdfDocument, number: int) -> str:
@@ -74,18 +81,6 @@ def _page_text(document: pdfium.PdfDocument, number: int) -> str:
 
 def _has_text(text: str) -> bool:
     return len(text.strip()) >= TEXT_LAYER_CHARS
-
-
-def _ocr(document: pdfium.PdfDocument, number: int) -> str:
-    page = document[number - 1]
-    try:
-        bitmap = page.render(scale=OCR_SCALE)
-        try:
-            return ocr.read(bitmap.to_numpy()[:, :, :3].copy())
-        finally:
-            bitmap.close()
-    finally:
-        page.close()
 
 
 def _repaired(text: str) -> str:

@@ -75,7 +75,7 @@ OWNER_CHUNKS = (
 STALE_CHUNKS = "SELECT * FROM chunks WHERE model < %s OR model > %s LIMIT %s"
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
-           v.chunk_count, v.page_count, v.warnings
+           v.chunk_count, v.page_count, v.warnings, v.reading
     FROM documents d JOIN document_versions v
       ON v.project_id = d.project_id AND v.document_id = d.id AND v.version = d.version
 """

@@ -33,8 +33,17 @@ class PostgresIngestJobs:
             )
             conn.execute(
                 b"INSERT INTO ingest_jobs (id, project_id, document_id, state, payload, "
-                b"chunks_total, created_at) VALUES (%s, %s, %s, 'queued', %s, %s, %s)",
-                (job.id, d.project_id, d.id, mapping.job_payload(job), len(job.drafts), utcnow()),
+                b"chunks_total, pages_total, created_at) "
+                b"VALUES (%s, %s, %s, 'queued', %s, %s, %s, %s)",
+                (
+                    job.id,
+                    d.project_id,
+                    d.id,
+                    mapping.job_payload(job),
+                    len(job.drafts),
+                    len(job.ocr_pages),
+                    utcnow(),
+                ),
             )
 
     def claim_ingest(
@@ -55,7 +64,7 @@ class PostgresIngestJobs:
                 return None
             conn.execute(
                 b"UPDATE ingest_jobs SET state = 'running', owner = %s, lease_until = %s, "
-                b"chunks_done = 0 WHERE id = %s",
+                b"chunks_done = 0, pages_done = 0 WHERE id = %s",
                 (owner, now + lease_seconds, row["id"]),
             )
         return mapping.ingest_job(row)
@@ -69,12 +78,28 @@ class PostgresIngestJobs:
             ).fetchone()
         return int(row["n"]) if row else 0
 
-    def renew_ingest(self, job_id: str, owner: str, chunks_done: int, lease_seconds: float) -> bool:
+    def renew_ingest(
+        self,
+        job_id: str,
+        owner: str,
+        chunks_done: int,
+        lease_seconds: float,
+        pages_done: int = 0,
+        chunks_total: int | None = None,
+    ) -> bool:
         with self.db.transaction() as conn:
             updated = conn.execute(
-                b"UPDATE ingest_jobs SET chunks_done = %s, lease_until = %s "
+                b"UPDATE ingest_jobs SET chunks_done = %s, lease_until = %s, pages_done = %s, "
+                b"chunks_total = coalesce(%s, chunks_total) "
                 b"WHERE id = %s AND owner = %s AND state = 'running'",
-                (chunks_done, time.time() + lease_seconds, job_id, owner),
+                (
+                    chunks_done,
+                    time.time() + lease_seconds,
+                    pages_done,
+                    chunks_total,
+                    job_id,
+                    owner,
+                ),
             ).rowcount
         return updated == 1
 
@@ -113,7 +138,8 @@ class PostgresIngestJobs:
         if not document_ids:
             return {}
         rows = self.db.all(
-            "SELECT document_id, state, chunks_total, chunks_done, error FROM ingest_jobs "
+            "SELECT document_id, state, chunks_total, chunks_done, error, pages_total, pages_done "
+            "FROM ingest_jobs "
             "WHERE project_id = %s AND document_id = ANY(%s)",
             project_id,
             list(document_ids),

@@ -167,6 +167,13 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tokens ADD COLUMN parent_id TEXT;
     CREATE INDEX tokens_parent ON tokens (parent_id);
     """,
+    # what was read how on a PDF's or an image's pages (ingest/reading.py), and a job's pages
+    # still to read by OCR before its chunks are whole
+    """
+    ALTER TABLE document_versions ADD COLUMN reading TEXT;
+    ALTER TABLE ingest_jobs ADD COLUMN pages_total INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE ingest_jobs ADD COLUMN pages_done INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 _LOCK = 7_164_201_003  # the advisory lock key migrations run under

@@ -26,7 +26,7 @@ FOLDERS = """
 
 JOBS = """
     SELECT j.id, j.document_id, coalesce(d.path, '') AS path, j.state, j.chunks_total,
-           j.chunks_done, j.error, j.created_at
+           j.chunks_done, j.error, j.created_at, j.pages_total, j.pages_done
     FROM ingest_jobs j LEFT JOIN documents d ON d.project_id = j.project_id AND d.id = j.document_id
     WHERE j.project_id = %s AND (j.created_at COLLATE "C", j.id COLLATE "C") > (%s, %s)
     ORDER BY j.created_at COLLATE "C", j.id COLLATE "C" LIMIT %s

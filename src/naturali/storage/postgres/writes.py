@@ -100,7 +100,9 @@ def update_document(conn: Connection, d: Document) -> None:
 
 def insert_version(conn: Connection, d: Document) -> None:
     conn.execute(
-        b"INSERT INTO document_versions VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        b"INSERT INTO document_versions (project_id, document_id, version, file_id, filename, "
+        b"size, content_type, content_hash, chunk_count, page_count, warnings, created_at, "
+        b"reading) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             d.project_id,
             d.id,
@@ -114,6 +116,7 @@ def insert_version(conn: Connection, d: Document) -> None:
             d.page_count,
             json.dumps(d.warnings),
             d.updated_at,
+            json.dumps(d.reading) if d.reading is not None else None,
         ),
     )
 

@@ -29,13 +29,14 @@ class SqliteIngestJobs:
             conn.execute("DELETE FROM ingest_jobs WHERE document_id = ?", (d.id,))
             conn.execute(
                 "INSERT INTO ingest_jobs (id, project_id, document_id, state, payload, "
-                "chunks_total, created_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)",
+                "chunks_total, pages_total, created_at) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
                 (
                     job.id,
                     d.project_id,
                     d.id,
                     mapping.job_payload(job),
                     len(job.drafts),
+                    len(job.ocr_pages),
                     utcnow(),
                 ),
             )
@@ -55,7 +56,7 @@ class SqliteIngestJobs:
                 return None
             conn.execute(
                 "UPDATE ingest_jobs SET state = 'running', owner = ?, lease_until = ?, "
-                "chunks_done = 0 WHERE id = ?",
+                "chunks_done = 0, pages_done = 0 WHERE id = ?",
                 (owner, now + lease_seconds, row["id"]),
             )
         return mapping.ingest_job(row)
@@ -72,13 +73,29 @@ class SqliteIngestJobs:
         )
         return int(row[0])
 
-    def renew_ingest(self, job_id: str, owner: str, chunks_done: int, lease_seconds: float) -> bool:
+    def renew_ingest(
+        self,
+        job_id: str,
+        owner: str,
+        chunks_done: int,
+        lease_seconds: float,
+        pages_done: int = 0,
+        chunks_total: int | None = None,
+    ) -> bool:
         with self.db.write() as conn:
             return (
                 conn.execute(
-                    "UPDATE ingest_jobs SET chunks_done = ?, lease_until = ? "
+                    "UPDATE ingest_jobs SET chunks_done = ?, lease_until = ?, pages_done = ?, "
+                    "chunks_total = coalesce(?, chunks_total) "
                     "WHERE id = ? AND owner = ? AND state = 'running'",
-                    (chunks_done, time.time() + lease_seconds, job_id, owner),
+                    (
+                        chunks_done,
+                        time.time() + lease_seconds,
+                        pages_done,
+                        chunks_total,
+                        job_id,
+                        owner,
+                    ),
                 ).rowcount
                 == 1
             )
@@ -119,7 +136,8 @@ class SqliteIngestJobs:
             return {}
         marks = ",".join("?" * len(document_ids))
         rows = self.db.conn().execute(
-            "SELECT document_id, state, chunks_total, chunks_done, error FROM ingest_jobs "
+            "SELECT document_id, state, chunks_total, chunks_done, error, pages_total, pages_done "
+            "FROM ingest_jobs "
             f"WHERE project_id = ? AND document_id IN ({marks})",
             (project_id, *document_ids),
         )

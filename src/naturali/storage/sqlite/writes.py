@@ -49,7 +49,9 @@ def write_version(
     except sqlite3.IntegrityError as exc:
         raise DocumentPathTaken(d.path) from exc
     conn.execute(
-        "INSERT INTO document_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO document_versions (document_id, version, file_id, filename, size, "
+        "content_type, content_hash, chunk_count, page_count, warnings, created_at, reading) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             d.id,
             d.version,
@@ -62,6 +64,7 @@ def write_version(
             d.page_count,
             json.dumps(d.warnings),
             d.updated_at,
+            json.dumps(d.reading) if d.reading is not None else None,
         ),
     )
     insert_chunks(conn, d.project_id, SourceType.DOCUMENT, d.id, d.version, chunks, model_id)
