@@ -90,3 +90,17 @@ def test_a_mixed_pdf_is_read_by_ocr_only_where_it_has_no_text(api: Api) -> None:
     assert {p["page"]: p["read_by"] for p in passages["data"]} == {1: "text", 2: "ocr", 3: "text"}
     assert _top_page(api, project, "zebra clause renewal") == ("/mixed.pdf", 2)
     assert _top_page(api, project, "who answers escalations") == ("/mixed.pdf", 3)
+
+
+def test_a_bulk_ingest_embeds_text_at_once_and_leaves_scans_to_the_job(api: Api) -> None:
+    from naturali.service.documents import Upload
+
+    project = api.project()
+    user = api.naturali.auth.authenticate(api.token)
+    scan = scanned_copy(text_pdf([PAGES[0]]))
+    notes = Upload(b"# Notes\n\nOtters hold hands.", "notes.md", "/notes.md")
+    made = api.naturali.documents.create_many(
+        user, project, [notes, Upload(scan, "scan.pdf", "/scan.pdf")]
+    )
+    assert [d.status for d in made] == ["ready", "processing"]
+    assert api.ready(project, made[1].id)["reading"]["ocr_pages"] == [1]

@@ -30,10 +30,11 @@ class Reading:
         scanned = set(scans)
         pending = list(scans) if ocr_texts is None and ocr.available() else []
         has_text = {n for n, t in pages if t.strip()}
+        accounted = has_text | set(pending)
         return cls(
             text_pages=sum(1 for n, t in pages if n not in scanned and t.strip()),
             ocr_pages=[n for n in scans if n in has_text],
-            empty_pages=[n for n, _ in pages if n is not None and n not in has_text | set(pending)],
+            empty_pages=[n for n, _ in pages if n is not None and n not in accounted],
             ocr_pending=pending,
         )
 

@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 import numpy as np
 
@@ -207,14 +207,8 @@ class Documents:
         """
         self._auth.require(user, project_id, "write")
         prepared = [self._prepare(project_id, None, u) for u in uploads]
-        scans = {id(p) for p in prepared if isinstance(p, _Prepared) and p.ocr_pages}
-        committed = iter(self._commit([p for p in prepared if id(p) not in scans]))
-        return [
-            self._enqueue(p, None)
-            if isinstance(p, _Prepared) and id(p) in scans
-            else next(committed)
-            for p in prepared
-        ]
+        committed = iter(self._commit([p for p in prepared if not _scanned(p)]))
+        return [self._enqueue(p, None) if _scanned(p) else next(committed) for p in prepared]
 
     def _ingest(self, project_id: str, current: Document | None, upload: Upload) -> Document:
         prepared = self._prepare(project_id, current, upload)
@@ -391,6 +385,11 @@ def _status(document: Document, job: IngestProgress | None) -> Document:
         pages_total=job.pages_total or None,
         pages_done=job.pages_done if job.pages_total else None,
     )
+
+
+def _scanned(prepared: _Prepared | Document) -> TypeGuard[_Prepared]:
+    """A version whose pages without a text layer wait for OCR (in the background job)."""
+    return isinstance(prepared, _Prepared) and bool(prepared.ocr_pages)
 
 
 def _unchanged(current: Document, fields: dict[str, Any]) -> bool:

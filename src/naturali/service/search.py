@@ -378,7 +378,7 @@ def _selection(
 ) -> Selection:
     """What the request's filters and participation let the search return."""
     return Selection.of(
-        request.model_dump(),
+        dict(request),  # the fields as given, not copied (as model_dump would) for each search
         documents=taking_part.documents,
         memories=taking_part.memories,
         store_tags={s.id: frozenset(s.tags.items()) for s in stores.values()},

@@ -23,6 +23,7 @@ from naturali.model import (
     SourceType,
     Token,
     User,
+    utcnow,
 )
 from naturali.ports.state import PlannedWrite
 
@@ -134,6 +135,31 @@ def _bytes(vector: Any) -> bytes:
         return bytes(vector)
     array = vector.to_numpy() if hasattr(vector, "to_numpy") else vector  # pgvector's Vector
     return bytes(array.astype("float32").tobytes())
+
+
+JOB_COLUMNS = "id, project_id, document_id, state, payload, chunks_total, pages_total, created_at"
+
+
+def job_insert(placeholder: str) -> str:
+    """The INSERT of a queued job, one ``placeholder`` for each of ``JOB_COLUMNS``."""
+    marks = ", ".join([placeholder] * len(JOB_COLUMNS.split(",")))
+    return f"INSERT INTO ingest_jobs ({JOB_COLUMNS}) VALUES ({marks})"
+
+
+def job_row(job: IngestJob) -> tuple[Any, ...]:
+    """A queued job's columns, in ``JOB_COLUMNS``' order."""
+    d = job.document
+    payload = job_payload(job)
+    return (
+        job.id,
+        d.project_id,
+        d.id,
+        "queued",
+        payload,
+        len(job.drafts),
+        len(job.ocr_pages),
+        utcnow(),
+    )
 
 
 def job_payload(job: IngestJob) -> str:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from naturali.model import Document, IngestJob, IngestProgress, utcnow
+from naturali.model import Document, IngestJob, IngestProgress
 from naturali.ports.storage import EmbeddedChunk
 from naturali.storage import rows as mapping
 from naturali.storage.postgres.connection import Database
@@ -31,20 +31,7 @@ class PostgresIngestJobs:
                 b"DELETE FROM ingest_jobs WHERE project_id = %s AND document_id = %s",
                 (d.project_id, d.id),
             )
-            conn.execute(
-                b"INSERT INTO ingest_jobs (id, project_id, document_id, state, payload, "
-                b"chunks_total, pages_total, created_at) "
-                b"VALUES (%s, %s, %s, 'queued', %s, %s, %s, %s)",
-                (
-                    job.id,
-                    d.project_id,
-                    d.id,
-                    mapping.job_payload(job),
-                    len(job.drafts),
-                    len(job.ocr_pages),
-                    utcnow(),
-                ),
-            )
+            conn.execute(mapping.job_insert("%s"), mapping.job_row(job))
 
     def claim_ingest(
         self, owner: str, lease_seconds: float, exclude_projects: Collection[str] = ()

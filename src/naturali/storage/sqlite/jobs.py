@@ -9,7 +9,7 @@ import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from naturali.model import Document, IngestJob, IngestProgress, utcnow
+from naturali.model import Document, IngestJob, IngestProgress
 from naturali.ports.storage import EmbeddedChunk
 from naturali.storage import rows as mapping
 from naturali.storage.sqlite.connection import Database
@@ -27,19 +27,7 @@ class SqliteIngestJobs:
             if placeholder is not None:
                 write_version(conn, placeholder, [], "", create=True)
             conn.execute("DELETE FROM ingest_jobs WHERE document_id = ?", (d.id,))
-            conn.execute(
-                "INSERT INTO ingest_jobs (id, project_id, document_id, state, payload, "
-                "chunks_total, pages_total, created_at) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
-                (
-                    job.id,
-                    d.project_id,
-                    d.id,
-                    mapping.job_payload(job),
-                    len(job.drafts),
-                    len(job.ocr_pages),
-                    utcnow(),
-                ),
-            )
+            conn.execute(mapping.job_insert("?"), mapping.job_row(job))
 
     def claim_ingest(
         self, owner: str, lease_seconds: float, exclude_projects: Collection[str] = ()
