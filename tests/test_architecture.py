@@ -11,7 +11,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "naturali"
 INTERFACES = {"api", "cli", "client", "mcp"}
-DOMAIN = {"ingest", "retrieval", "text", "vault"}
+DOMAIN = {"ingest", "retrieval", "sources", "text", "vault"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import Api
+from naturali.model import Source
 
 Body = Callable[["World"], dict[str, Any] | None]
 
@@ -33,6 +34,7 @@ class World:
     tokens: dict[str, str]
     spare_user: str
     spare_token: str
+    source: str
 
     def ids(self, foreign: str | None = None) -> dict[str, str]:
         ids = {
@@ -44,6 +46,7 @@ class World:
             "requestId": "seed",
             "user_id": self.spare_user,
             "token_id": self.spare_token,
+            "source_id": self.source,
         }
         if foreign == "document_id":
             ids["document_id"] = self.other_document
@@ -116,6 +119,15 @@ OPERATIONS: dict[tuple[str, str], tuple[str, Body]] = {
         "/v1/projects/{project_id}/memory_stores/{memory_store_id}/memories/{memory_id}",
     ): ("write", _no_body),
     ("post", "/v1/projects/{project_id}/knowledge/search"): ("read", lambda w: {"query": "x"}),
+    ("post", "/v1/projects/{project_id}/sources"): (
+        "write",
+        lambda w: {"kind": "git", "url": "https://example.com/r.git"},
+    ),
+    ("get", "/v1/projects/{project_id}/sources"): ("read", _no_body),
+    ("get", "/v1/projects/{project_id}/sources/{source_id}"): ("read", _no_body),
+    ("patch", "/v1/projects/{project_id}/sources/{source_id}"): ("write", lambda w: {"ref": "x"}),
+    ("delete", "/v1/projects/{project_id}/sources/{source_id}"): ("write", _no_body),
+    ("post", "/v1/projects/{project_id}/sources/{source_id}/sync"): ("write", _no_body),
 }
 _KNOWLEDGE = "/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge"
 OPERATIONS |= {
@@ -196,6 +208,13 @@ def world(api: Api) -> World:
     assert api.delete(f"/v1/tokens/{owned['revoked']['id']}").status_code == 204
     time.sleep(1.1)  # the expired one expires
     assert api.naturali.indexer.idle(timeout=60)  # the seed record, embedded in the background
+    # A source made in the catalog itself: no address of the suite's network is fetched.
+    now = "2026-01-01T00:00:00Z"
+    source = Source(
+        "src_authz", project, "git", "https://example.com/r.git", None, "", "/r/", [], [], None,
+        now, now,
+    )  # fmt: skip
+    api.naturali.storage.create_source(source)
     return World(
         api,
         project,
@@ -209,6 +228,7 @@ def world(api: Api) -> World:
         tokens,
         spare_user,
         owned["spare"]["id"],
+        "src_authz",
     )
 
 

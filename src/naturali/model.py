@@ -275,3 +275,27 @@ class Memory:
     content_hash: str
     created_at: str
     updated_at: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """A Git repository (or, later, a site) a project's documents under ``path`` mirror,
+    synced by any server: now when asked, and every ``every_seconds`` when set.
+    ``last_run`` says what its last sync did; ``cursor`` where it left off (a commit)."""
+
+    id: str
+    project_id: str
+    kind: str  # git
+    url: str
+    ref: str | None  # a branch or tag; None: the remote's HEAD
+    folder: str  # the repository's sub-folder mirrored ("" for all)
+    path: str  # the logical prefix its documents go under, ending in "/"
+    include: list[str]
+    exclude: list[str]
+    every_seconds: int | None
+    created_at: str
+    updated_at: str
+    last_run: dict[str, Any] | None = None
+    cursor: str | None = None
+    next_run_at: float | None = None  # epoch seconds; None: manual only
+    requested_at: float | None = None  # a sync asked for and not yet begun

@@ -83,6 +83,12 @@ class Settings:
     # Passages a project may have waiting to be embedded (~50 min of one server's embedding);
     # an upload beyond it is 429 with Retry-After, so one team cannot queue days of work.
     ingest_queue_chunks: int = 100_000
+    # Sources (Git repositories a project mirrors): by default only public addresses are
+    # fetched; sources_allow opens exactly what it lists — host names, CIDR ranges, and
+    # "file" for local repositories, comma-separated (sources/addresses.py). A deploy key for
+    # ssh URLs (sources_ssh_key), never shown by the API.
+    sources_allow: str = ""
+    sources_ssh_key: Path | None = None
     # PostgreSQL (``postgresql://…``, needs the ``postgres`` extra) instead of catalog.sqlite:
     # the shared store of several servers. Without it everything stays in the data dir.
     database_url: str | None = None
@@ -113,7 +119,7 @@ class Settings:
         # directories, so a path relative to where the server started would mean another
         # place to each of them.
         object.__setattr__(self, "data_dir", self.data_dir.expanduser().resolve())
-        for name in ("cache_dir", "reranker_dir"):
+        for name in ("cache_dir", "reranker_dir", "sources_ssh_key"):
             if (path := getattr(self, name)) is not None:
                 object.__setattr__(self, name, Path(path).expanduser().resolve())
         if self.embedder not in ("onnx", "http"):

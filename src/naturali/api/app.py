@@ -22,7 +22,7 @@ from naturali.api.access_log import AccessLog
 from naturali.api.audit_trail import AuditTrailMiddleware
 from naturali.api.guard import RequestGuard
 from naturali.api.metrics import Metrics
-from naturali.api.routes import documents, memories, overview, projects, tokens
+from naturali.api.routes import documents, memories, overview, projects, sources, tokens
 from naturali.api.security_headers import SecurityHeaders
 from naturali.api.unexpected import AnswerUnexpected
 from naturali.service.container import Services
@@ -38,6 +38,7 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         naturali.ingestion.start()  # jobs a stopped server left resume
+        naturali.source_worker.start()  # and syncs that are due
         yield
         if close_on_shutdown:
             naturali.close()
@@ -54,7 +55,7 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
     app.state.naturali = naturali
     errors.install(app)
     # overview before documents: its /documents/folders is not a document id.
-    for module in (overview, projects, tokens, documents, memories):
+    for module in (overview, projects, tokens, documents, memories, sources):
         app.include_router(module.router)
     operation_routes.register(app)  # the knowledge operations, from their catalogue
 

@@ -36,6 +36,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "DocumentKnowledgeResult": contracts.DocumentKnowledgeResult,
     "MemoryKnowledgeResult": contracts.MemoryKnowledgeResult,
     "KnowledgeSearchResponse": contracts.KnowledgeSearchResponse,
+    "SourceRun": contracts.SourceRun,
+    "Source": contracts.SourceOut,
 }
 # A field only some answers carry: the secret, in the answer that created the token.
 OPTIONAL = {("Token", "token")}
@@ -98,8 +100,8 @@ def _field(model: str, name: str, info: FieldInfo) -> str:
     kind = type_source(info.annotation)
     if (model, name) in OPTIONAL:
         return f"    {name}: {kind} | None = None\n"
-    if info.default_factory is list:
-        default = " = []"
+    if info.default_factory in (list, dict):
+        default = " = []" if info.default_factory is list else " = {}"
     elif info.is_required():
         default = ""
     else:

@@ -22,6 +22,7 @@ from naturali.client._models import (
 from naturali.client._records import Records
 from naturali.client._resource import Resource
 from naturali.client._search import SearchKnowledge
+from naturali.client._sources import Sources
 
 
 def _clean(body: dict[str, Any]) -> dict[str, Any]:
@@ -284,7 +285,7 @@ class MemoryStores(Resource):
 
 class Client:
     """``Client(base_url, token)``; resources: ``knowledge``, ``projects``, ``documents``,
-    ``memory_stores``, ``records``."""
+    ``memory_stores``, ``records``, ``sources``."""
 
     def __init__(
         self,
@@ -306,6 +307,7 @@ class Client:
         self.documents = Documents(self._http)
         self.memory_stores = MemoryStores(self._http)
         self.records = Records(self._http)
+        self.sources = Sources(self._http)
 
     def request(self, method: str, url: str, **kwargs: Any) -> Any:
         """A raw call to any route; errors raise NaturaliAPIError."""

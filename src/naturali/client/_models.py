@@ -199,3 +199,44 @@ class KnowledgeSearchResponse(_Model):
             DocumentKnowledgeResult | MemoryKnowledgeResult, Field(discriminator="source_type")
         ]
     ]
+
+
+class SourceRun(_Model):
+    """What a source's last sync did."""
+
+    # When it ended.
+    at: str
+    # The commit mirrored (Git).
+    commit: str | None = None
+    created: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    # Files whose bytes were read (changed ones only).
+    files_read: int = 0
+    # Files left out, each with why (binary, too large).
+    skipped: list[str] = []
+    # Files that could not be read, with why.
+    failed: dict[str, str] = {}
+    # Why the whole sync failed, if it did.
+    error: str | None = None
+
+
+class Source(_Model):
+    id: str
+    project_id: str
+    kind: Literal["git"]
+    url: str
+    ref: str | None
+    folder: str
+    path: str
+    include: list[str]
+    exclude: list[str]
+    every_seconds: int | None
+    created_at: str
+    updated_at: str
+    last_run: SourceRun | None = None
+    # When the servers sync it next.
+    next_run_at: str | None = None
+    # A sync asked for and not yet begun.
+    sync_requested: bool = False

@@ -3,11 +3,12 @@ members, documents, memory stores, memories and knowledge search results."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from naturali.model import AuditEntry, Document, Member, Memory, MemoryStore, Project, Token
+from naturali.model import AuditEntry, Document, Member, Memory, MemoryStore, Project, Source, Token
 
 
 class ProjectOut(BaseModel):
@@ -299,3 +300,62 @@ class AuditEntryOut(BaseModel):
 class AuditPage(BaseModel):
     data: list[AuditEntryOut]
     next_cursor: str | None
+
+
+class SourceRun(BaseModel):
+    """What a source's last sync did."""
+
+    at: str = Field(description="When it ended.")
+    commit: str | None = Field(None, description="The commit mirrored (Git).")
+    created: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    files_read: int = Field(0, description="Files whose bytes were read (changed ones only).")
+    skipped: list[str] = Field(
+        default_factory=list, description="Files left out, each with why (binary, too large)."
+    )
+    failed: dict[str, str] = Field(
+        default_factory=dict, description="Files that could not be read, with why."
+    )
+    error: str | None = Field(None, description="Why the whole sync failed, if it did.")
+
+
+class SourceOut(BaseModel):
+    id: str
+    project_id: str
+    kind: Literal["git"]
+    url: str
+    ref: str | None
+    folder: str
+    path: str
+    include: list[str]
+    exclude: list[str]
+    every_seconds: int | None
+    created_at: str
+    updated_at: str
+    last_run: SourceRun | None = None
+    next_run_at: str | None = Field(None, description="When the servers sync it next.")
+    sync_requested: bool = Field(False, description="A sync asked for and not yet begun.")
+
+    @classmethod
+    def of(cls, s: Source) -> SourceOut:
+        fields = {k: v for k, v in s.__dict__.items() if k not in _SOURCE_STATE}
+        return cls(
+            **fields,
+            next_run_at=_iso(s.next_run_at),
+            sync_requested=s.requested_at is not None,
+        )
+
+
+_SOURCE_STATE = {"cursor", "next_run_at", "requested_at"}
+
+
+def _iso(epoch: float | None) -> str | None:
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class SourceList(BaseModel):
+    data: list[SourceOut]

@@ -31,6 +31,7 @@ from naturali.model import (
     MemoryStore,
     Project,
     ProjectUsage,
+    Source,
     SourceType,
     Token,
     User,
@@ -413,8 +414,45 @@ class VectorSearch(Protocol):
         ...
 
 
+class SourceStorage(Protocol):
+    """Sources and their syncs: a sync is due when asked for or when its schedule says, and
+    one server at a time holds it on a lease (taken again if that server dies)."""
+
+    def create_source(self, source: Source) -> None: ...
+
+    def get_source(self, project_id: str, source_id: str) -> Source | None: ...
+
+    def list_sources(self, project_id: str) -> list[Source]: ...
+
+    def update_source(self, source: Source) -> None:
+        """Its settings (not its run's state)."""
+        ...
+
+    def delete_source(self, project_id: str, source_id: str) -> None: ...
+
+    def request_source_sync(self, project_id: str, source_id: str, at: float) -> None: ...
+
+    def claim_source(self, owner: str, lease_seconds: float, now: float) -> Source | None:
+        """A due source no live lease holds, now held by ``owner``, its request cleared."""
+        ...
+
+    def renew_source(self, source_id: str, owner: str, lease_seconds: float) -> bool: ...
+
+    def finish_source(
+        self,
+        source_id: str,
+        owner: str,
+        last_run: dict[str, Any],
+        cursor: str | None,
+        next_run_at: float | None,
+    ) -> bool:
+        """Record the run and release the lease; False if ``owner`` no longer held it."""
+        ...
+
+
 class Storage(
     UserStorage,
+    SourceStorage,
     ProjectStorage,
     DocumentStorage,
     IngestJobStorage,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import threading
 import time
 from collections.abc import Callable
@@ -38,10 +39,13 @@ from naturali.service.quotas import QuotaLimits, Quotas
 from naturali.service.reading import Reader
 from naturali.service.records import Records
 from naturali.service.search import Search, SecondStage
+from naturali.service.source_sync import Fetching, SourceWorker
+from naturali.service.sources import Sources
 from naturali.service.stores import StoreRegistry
 from naturali.service.tokens import Tokens
 from naturali.service.write_engine import WriteEngine
 from naturali.settings import Settings
+from naturali.sources import addresses
 from naturali.vault.files import remove_temp_files
 
 log = logging.getLogger(__name__)
@@ -98,6 +102,7 @@ class Services:
         limits = (settings.quota_bytes, settings.quota_documents, settings.quota_chunks)
         self.quotas = Quotas(self.storage, QuotaLimits(*limits, settings.quota_memories))
         self.ingestion, self.documents = self._documents(settings)
+        self.source_worker, self.sources = self._sources(settings)
         self.stores = StoreRegistry(data_dir / "stores", *state, settings.vault_max_files)
         self.mutations = Mutations(
             self.storage,
@@ -137,6 +142,22 @@ class Services:
             self.quotas,
         )
         return ingestion, documents
+
+    def _sources(self, settings: Settings) -> tuple[SourceWorker, Sources]:
+        """Sources, and the worker that syncs them when due (one a server, on a lease)."""
+        allow = addresses.Allowlist.parse(settings.sources_allow)
+        key = settings.sources_ssh_key
+        fetching = Fetching(
+            settings.local_cache_dir / "sources",
+            allow,
+            settings.max_upload_bytes,
+            settings.git_binary,
+            _ssh_command(key, settings.local_cache_dir / "sources" / "known_hosts")
+            if key
+            else None,
+        )
+        worker = SourceWorker(self.storage, lambda: self.documents, fetching)
+        return worker, Sources(self.storage, self.auth, allow, worker.wake)
 
     def _search(self, settings: Settings, concurrency: Concurrency) -> Search:
         self.indexes = IndexRegistry(
@@ -268,7 +289,17 @@ class Services:
         the catalog."""
         self.indexer.close()
         self.ingestion.close()
+        self.source_worker.close()
         self.concurrency.shutdown()
         self.indexes.close()
         self.stores.close()
         self.storage.close()
+
+
+def _ssh_command(key: Path, known_hosts: Path) -> str:
+    """ssh with the operator's deploy key only, never a prompt; a host's key is learnt on its
+    first fetch and held to after."""
+    return (
+        f"ssh -i {shlex.quote(str(key))} -o IdentitiesOnly=yes -o BatchMode=yes "
+        f"-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile={shlex.quote(str(known_hosts))}"
+    )

@@ -125,6 +125,12 @@ class Documents:
         current = self._get(project_id, document_id)
         return self._ingest(project_id, current, upload)
 
+    def mirror(self, project_id: str, current: Document | None, upload: Upload) -> Document:
+        """A version written by a source's sync (service/source_sync.py): the source's
+        editor was checked when it was made or changed; quotas and bounds hold as for any
+        upload."""
+        return self._ingest(project_id, current, upload)
+
     def get(self, user: User, project_id: str, document_id: str) -> Document:
         """One document of the project."""
         self._auth.require(user, project_id, "read")

@@ -435,4 +435,10 @@ RESOURCES: tuple[Resource, ...] = (
         "write",
         "memory_stores.delete_memory",
     ),
+    Resource("create_source", "POST", _P + "/sources", "write", "sources.create"),
+    Resource("list_sources", "GET", _P + "/sources", "read", "sources.list"),
+    Resource("get_source", "GET", _P + "/sources/{source_id}", "read", "sources.get"),
+    Resource("update_source", "PATCH", _P + "/sources/{source_id}", "write", "sources.update"),
+    Resource("delete_source", "DELETE", _P + "/sources/{source_id}", "write", "sources.delete"),
+    Resource("sync_source", "POST", _P + "/sources/{source_id}/sync", "write", "sources.sync"),
 )

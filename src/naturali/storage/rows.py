@@ -20,6 +20,7 @@ from naturali.model import (
     MemoryStore,
     Role,
     Scope,
+    Source,
     SourceType,
     Token,
     User,
@@ -323,4 +324,39 @@ def planned_write(plan: dict[str, Any], record_id: str, revision: int) -> Planne
         PlannedWrite(**w)
         for w in plan["writes"]
         if w["record_id"] == record_id and w["revision"] == revision
+    )
+
+
+SOURCE_COLUMNS = "id, project_id, kind, spec, created_at, updated_at, next_run_at"
+
+
+def source_insert(placeholder: str) -> str:
+    marks = ", ".join([placeholder] * len(SOURCE_COLUMNS.split(",")))
+    return f"INSERT INTO sources ({SOURCE_COLUMNS}) VALUES ({marks})"
+
+
+def source_spec(s: Source) -> str:
+    """A source's settings, as stored (one JSON column: they are read and written whole)."""
+    fields = ("url", "ref", "folder", "path", "include", "exclude", "every_seconds")
+    return json.dumps({name: getattr(s, name) for name in fields})
+
+
+def source_row(s: Source) -> tuple[Any, ...]:
+    """A new source's columns, in ``SOURCE_COLUMNS``' order."""
+    return (s.id, s.project_id, s.kind, source_spec(s), s.created_at, s.updated_at, s.next_run_at)
+
+
+def source(row: Row) -> Source:
+    last_run = row["last_run"]
+    return Source(
+        id=row["id"],
+        project_id=row["project_id"],
+        kind=row["kind"],
+        **json.loads(row["spec"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        last_run=json.loads(last_run) if last_run else None,
+        cursor=row["cursor"],
+        next_run_at=row["next_run_at"],
+        requested_at=row["requested_at"],
     )

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CreateDocumentData, CreateDocumentErrors, CreateDocumentResponses, CreateMemoryData, CreateMemoryErrors, CreateMemoryResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateStoreData, CreateStoreErrors, CreateStoreResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeleteDocumentData, DeleteDocumentErrors, DeleteDocumentResponses, DeleteMemoryData, DeleteMemoryErrors, DeleteMemoryResponses, DeleteStoreData, DeleteStoreErrors, DeleteStoreResponses, DocumentFoldersData, DocumentFoldersErrors, DocumentFoldersResponses, GetDocumentData, GetDocumentErrors, GetDocumentResponses, GetMemoryData, GetMemoryErrors, GetMemoryResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetStoreData, GetStoreErrors, GetStoreResponses, IngestJobsData, IngestJobsErrors, IngestJobsResponses, KnowledgeChronicleDayData, KnowledgeChronicleDayErrors, KnowledgeChronicleDayResponses, KnowledgeChronicleLastSeenData, KnowledgeChronicleLastSeenErrors, KnowledgeChronicleLastSeenResponses, KnowledgeChronicleSinceData, KnowledgeChronicleSinceErrors, KnowledgeChronicleSinceResponses, KnowledgeCorrectData, KnowledgeCorrectErrors, KnowledgeCorrectResponses, KnowledgeGrepData, KnowledgeGrepErrors, KnowledgeGrepResponses, KnowledgeHistoryData, KnowledgeHistoryErrors, KnowledgeHistoryResponses, KnowledgeLookupData, KnowledgeLookupErrors, KnowledgeLookupResponses, KnowledgeMutationData, KnowledgeMutationErrors, KnowledgeMutationResponses, KnowledgeRecordData, KnowledgeRecordErrors, KnowledgeRecordResponses, KnowledgeRecordsData, KnowledgeRecordsErrors, KnowledgeRecordsResponses, KnowledgeResumeData, KnowledgeResumeErrors, KnowledgeResumeResponses, KnowledgeSaveData, KnowledgeSaveErrors, KnowledgeSaveResponses, KnowledgeTimelineData, KnowledgeTimelineErrors, KnowledgeTimelineResponses, KnowledgeWithdrawData, KnowledgeWithdrawErrors, KnowledgeWithdrawResponses, ListDocumentsData, ListDocumentsErrors, ListDocumentsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMemoriesData, ListMemoriesErrors, ListMemoriesResponses, ListPassagesData, ListPassagesErrors, ListPassagesResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListStoresData, ListStoresErrors, ListStoresResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ProjectAuditData, ProjectAuditErrors, ProjectAuditResponses, ProjectOverviewData, ProjectOverviewErrors, ProjectOverviewResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, PutMemberData, PutMemberErrors, PutMemberResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchKnowledgeData, SearchKnowledgeErrors, SearchKnowledgeResponses, UpdateDocumentData, UpdateDocumentErrors, UpdateDocumentResponses, UpdateMemoryData, UpdateMemoryErrors, UpdateMemoryResponses, UpdateStoreData, UpdateStoreErrors, UpdateStoreResponses } from './types.gen.js';
+import type { CreateDocumentData, CreateDocumentErrors, CreateDocumentResponses, CreateMemoryData, CreateMemoryErrors, CreateMemoryResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateStoreData, CreateStoreErrors, CreateStoreResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeleteDocumentData, DeleteDocumentErrors, DeleteDocumentResponses, DeleteMemoryData, DeleteMemoryErrors, DeleteMemoryResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DeleteStoreData, DeleteStoreErrors, DeleteStoreResponses, DocumentFoldersData, DocumentFoldersErrors, DocumentFoldersResponses, GetDocumentData, GetDocumentErrors, GetDocumentResponses, GetMemoryData, GetMemoryErrors, GetMemoryResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetSourceData, GetSourceErrors, GetSourceResponses, GetStoreData, GetStoreErrors, GetStoreResponses, IngestJobsData, IngestJobsErrors, IngestJobsResponses, KnowledgeChronicleDayData, KnowledgeChronicleDayErrors, KnowledgeChronicleDayResponses, KnowledgeChronicleLastSeenData, KnowledgeChronicleLastSeenErrors, KnowledgeChronicleLastSeenResponses, KnowledgeChronicleSinceData, KnowledgeChronicleSinceErrors, KnowledgeChronicleSinceResponses, KnowledgeCorrectData, KnowledgeCorrectErrors, KnowledgeCorrectResponses, KnowledgeGrepData, KnowledgeGrepErrors, KnowledgeGrepResponses, KnowledgeHistoryData, KnowledgeHistoryErrors, KnowledgeHistoryResponses, KnowledgeLookupData, KnowledgeLookupErrors, KnowledgeLookupResponses, KnowledgeMutationData, KnowledgeMutationErrors, KnowledgeMutationResponses, KnowledgeRecordData, KnowledgeRecordErrors, KnowledgeRecordResponses, KnowledgeRecordsData, KnowledgeRecordsErrors, KnowledgeRecordsResponses, KnowledgeResumeData, KnowledgeResumeErrors, KnowledgeResumeResponses, KnowledgeSaveData, KnowledgeSaveErrors, KnowledgeSaveResponses, KnowledgeTimelineData, KnowledgeTimelineErrors, KnowledgeTimelineResponses, KnowledgeWithdrawData, KnowledgeWithdrawErrors, KnowledgeWithdrawResponses, ListDocumentsData, ListDocumentsErrors, ListDocumentsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMemoriesData, ListMemoriesErrors, ListMemoriesResponses, ListPassagesData, ListPassagesErrors, ListPassagesResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListStoresData, ListStoresErrors, ListStoresResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ProjectAuditData, ProjectAuditErrors, ProjectAuditResponses, ProjectOverviewData, ProjectOverviewErrors, ProjectOverviewResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, PutMemberData, PutMemberErrors, PutMemberResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SearchKnowledgeData, SearchKnowledgeErrors, SearchKnowledgeResponses, SyncSourceData, SyncSourceErrors, SyncSourceResponses, UpdateDocumentData, UpdateDocumentErrors, UpdateDocumentResponses, UpdateMemoryData, UpdateMemoryErrors, UpdateMemoryResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateStoreData, UpdateStoreErrors, UpdateStoreResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -148,7 +148,7 @@ class HeyApiRegistry5<T> {
     get(key?: string): T {
         const instance = this.instances.get(key ?? this.defaultKey);
         if (!instance) {
-            throw new Error(`No SDK client found. Create one with "new Knowledge()" to fix this error.`);
+            throw new Error(`No SDK client found. Create one with "new Sources()" to fix this error.`);
         }
         return instance;
     }
@@ -176,7 +176,7 @@ class HeyApiRegistry6<T> {
     get(key?: string): T {
         const instance = this.instances.get(key ?? this.defaultKey);
         if (!instance) {
-            throw new Error(`No SDK client found. Create one with "new Records()" to fix this error.`);
+            throw new Error(`No SDK client found. Create one with "new Knowledge()" to fix this error.`);
         }
         return instance;
     }
@@ -197,6 +197,34 @@ class HeyApiClient7 {
 }
 
 class HeyApiRegistry7<T> {
+    private readonly defaultKey = 'default';
+    
+    private readonly instances: Map<string, T> = new Map();
+    
+    get(key?: string): T {
+        const instance = this.instances.get(key ?? this.defaultKey);
+        if (!instance) {
+            throw new Error(`No SDK client found. Create one with "new Records()" to fix this error.`);
+        }
+        return instance;
+    }
+    
+    set(value: T, key?: string): void {
+        this.instances.set(key ?? this.defaultKey, value);
+    }
+}
+
+class HeyApiClient8 {
+    protected client: Client;
+    
+    constructor(args?: {
+        client?: Client;
+    }) {
+        this.client = args?.client ?? client;
+    }
+}
+
+class HeyApiRegistry8<T> {
     private readonly defaultKey = 'default';
     
     private readonly instances: Map<string, T> = new Map();
@@ -666,8 +694,103 @@ export class MemoryStores extends HeyApiClient {
     }
 }
 
+export class Sources extends HeyApiClient {
+    public static readonly __registry = new HeyApiRegistry5<Sources>();
+    
+    constructor(args?: {
+        client?: Client;
+        key?: string;
+    }) {
+        super(args);
+        Sources.__registry.set(this, args?.key);
+    }
+    
+    /**
+     * List Sources
+     */
+    public listSources<ThrowOnError extends boolean = false>(options: Options<ListSourcesData, ThrowOnError>) {
+        return (options.client ?? this.client).get<ListSourcesResponses, ListSourcesErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/sources',
+            ...options
+        });
+    }
+    
+    /**
+     * Create Source
+     *
+     * Mirror a Git repository under ``path``; with ``every``, the servers sync it on that
+     * schedule (the first sync at once).
+     */
+    public createSource<ThrowOnError extends boolean = false>(options: Options<CreateSourceData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateSourceResponses, CreateSourceErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/sources',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Delete Source
+     */
+    public deleteSource<ThrowOnError extends boolean = false>(options: Options<DeleteSourceData, ThrowOnError>) {
+        return (options.client ?? this.client).delete<DeleteSourceResponses, DeleteSourceErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/sources/{source_id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Get Source
+     *
+     * The source, with what its last sync did and when the next one is due.
+     */
+    public getSource<ThrowOnError extends boolean = false>(options: Options<GetSourceData, ThrowOnError>) {
+        return (options.client ?? this.client).get<GetSourceResponses, GetSourceErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/sources/{source_id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Update Source
+     *
+     * Change its settings; its documents follow at the next sync.
+     */
+    public updateSource<ThrowOnError extends boolean = false>(options: Options<UpdateSourceData, ThrowOnError>) {
+        return (options.client ?? this.client).patch<UpdateSourceResponses, UpdateSourceErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/sources/{source_id}',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Sync Source
+     *
+     * Sync now: a server takes it at once (``sync_requested`` until it begins).
+     */
+    public syncSource<ThrowOnError extends boolean = false>(options: Options<SyncSourceData, ThrowOnError>) {
+        return (options.client ?? this.client).post<SyncSourceResponses, SyncSourceErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/sources/{source_id}/sync',
+            ...options
+        });
+    }
+}
+
 export class Knowledge extends HeyApiClient {
-    public static readonly __registry = new HeyApiRegistry5<Knowledge>();
+    public static readonly __registry = new HeyApiRegistry6<Knowledge>();
     
     constructor(args?: {
         client?: Client;
@@ -696,7 +819,7 @@ export class Knowledge extends HeyApiClient {
 }
 
 export class Records extends HeyApiClient {
-    public static readonly __registry = new HeyApiRegistry6<Records>();
+    public static readonly __registry = new HeyApiRegistry7<Records>();
     
     constructor(args?: {
         client?: Client;
@@ -866,7 +989,7 @@ export class Records extends HeyApiClient {
 }
 
 export class Dates extends HeyApiClient {
-    public static readonly __registry = new HeyApiRegistry7<Dates>();
+    public static readonly __registry = new HeyApiRegistry8<Dates>();
     
     constructor(args?: {
         client?: Client;

@@ -2044,6 +2044,137 @@ export type Snippet = {
 };
 
 /**
+ * SourceCreate
+ */
+export type SourceCreate = {
+    /**
+     * Ref
+     *
+     * A branch or tag (Git); the remote's HEAD if absent.
+     */
+    ref?: string | null;
+    /**
+     * Folder
+     *
+     * The repository's sub-folder to mirror (Git); all of it if absent.
+     */
+    folder?: string | null;
+    /**
+     * Include
+     *
+     * gitignore patterns: only the files they match (all if absent).
+     */
+    include?: Array<string> | null;
+    /**
+     * Exclude
+     *
+     * gitignore patterns of files to leave out.
+     */
+    exclude?: Array<string> | null;
+    /**
+     * Every
+     *
+     * How often the servers sync it: 15m, 1h, 1d (absent: manual only).
+     */
+    every?: string | null;
+    /**
+     * Kind
+     *
+     * git: a Git repository.
+     */
+    kind: 'git';
+    /**
+     * Url
+     *
+     * A Git URL (https, ssh, git, or a local path where the operator allows it).
+     */
+    url: string;
+    /**
+     * Path
+     *
+     * The logical prefix its documents go under, ending in /.
+     */
+    path?: string;
+};
+
+/**
+ * SourceList
+ */
+export type SourceList = {
+    /**
+     * Data
+     */
+    data: Array<SourceOut>;
+};
+
+/**
+ * SourceOut
+ */
+export type SourceOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Kind
+     */
+    kind: 'git';
+    /**
+     * Url
+     */
+    url: string;
+    /**
+     * Ref
+     */
+    ref: string | null;
+    /**
+     * Folder
+     */
+    folder: string;
+    /**
+     * Path
+     */
+    path: string;
+    /**
+     * Include
+     */
+    include: Array<string>;
+    /**
+     * Exclude
+     */
+    exclude: Array<string>;
+    /**
+     * Every Seconds
+     */
+    every_seconds: number | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Updated At
+     */
+    updated_at: string;
+    last_run?: SourceRun | null;
+    /**
+     * Next Run At
+     *
+     * When the servers sync it next.
+     */
+    next_run_at?: string | null;
+    /**
+     * Sync Requested
+     *
+     * A sync asked for and not yet begun.
+     */
+    sync_requested?: boolean;
+};
+
+/**
  * SourceRef
  */
 export type SourceRef = {
@@ -2059,6 +2190,68 @@ export type SourceRef = {
      * Type
      */
     type: string;
+};
+
+/**
+ * SourceRun
+ *
+ * What a source's last sync did.
+ */
+export type SourceRun = {
+    /**
+     * At
+     *
+     * When it ended.
+     */
+    at: string;
+    /**
+     * Commit
+     *
+     * The commit mirrored (Git).
+     */
+    commit?: string | null;
+    /**
+     * Created
+     */
+    created?: number;
+    /**
+     * Updated
+     */
+    updated?: number;
+    /**
+     * Deleted
+     */
+    deleted?: number;
+    /**
+     * Unchanged
+     */
+    unchanged?: number;
+    /**
+     * Files Read
+     *
+     * Files whose bytes were read (changed ones only).
+     */
+    files_read?: number;
+    /**
+     * Skipped
+     *
+     * Files left out, each with why (binary, too large).
+     */
+    skipped?: Array<string>;
+    /**
+     * Failed
+     *
+     * Files that could not be read, with why.
+     */
+    failed?: {
+        [key: string]: string;
+    };
+    /**
+     * Error
+     *
+     * Why the whole sync failed, if it did.
+     */
+    error?: string | null;
 };
 
 /**
@@ -2088,6 +2281,46 @@ export type SourceSummary = {
      * Summary
      */
     summary: string;
+};
+
+/**
+ * SourceUpdate
+ */
+export type SourceUpdate = {
+    /**
+     * Ref
+     *
+     * A branch or tag (Git); the remote's HEAD if absent.
+     */
+    ref?: string | null;
+    /**
+     * Folder
+     *
+     * The repository's sub-folder to mirror (Git); all of it if absent.
+     */
+    folder?: string | null;
+    /**
+     * Include
+     *
+     * gitignore patterns: only the files they match (all if absent).
+     */
+    include?: Array<string> | null;
+    /**
+     * Exclude
+     *
+     * gitignore patterns of files to leave out.
+     */
+    exclude?: Array<string> | null;
+    /**
+     * Every
+     *
+     * How often the servers sync it: 15m, 1h, 1d (absent: manual only).
+     */
+    every?: string | null;
+    /**
+     * Url
+     */
+    url?: string | null;
 };
 
 /**
@@ -3996,6 +4229,273 @@ export type UpdateMemoryResponses = {
 };
 
 export type UpdateMemoryResponse = UpdateMemoryResponses[keyof UpdateMemoryResponses];
+
+export type ListSourcesData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project_id}/sources';
+};
+
+export type ListSourcesErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type ListSourcesError = ListSourcesErrors[keyof ListSourcesErrors];
+
+export type ListSourcesResponses = {
+    /**
+     * Successful Response
+     */
+    200: SourceList;
+};
+
+export type ListSourcesResponse = ListSourcesResponses[keyof ListSourcesResponses];
+
+export type CreateSourceData = {
+    body: SourceCreate;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project_id}/sources';
+};
+
+export type CreateSourceErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * The member's role does not allow it
+     */
+    403: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type CreateSourceError = CreateSourceErrors[keyof CreateSourceErrors];
+
+export type CreateSourceResponses = {
+    /**
+     * Successful Response
+     */
+    201: SourceOut;
+};
+
+export type CreateSourceResponse = CreateSourceResponses[keyof CreateSourceResponses];
+
+export type DeleteSourceData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: {
+        /**
+         * Keep Documents
+         *
+         * Keep the documents it made (default: delete them).
+         */
+        keep_documents?: boolean;
+    };
+    url: '/v1/projects/{project_id}/sources/{source_id}';
+};
+
+export type DeleteSourceErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * The member's role does not allow it
+     */
+    403: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type DeleteSourceError = DeleteSourceErrors[keyof DeleteSourceErrors];
+
+export type DeleteSourceResponses = {
+    /**
+     * Successful Response
+     */
+    200: Deleted;
+};
+
+export type DeleteSourceResponse = DeleteSourceResponses[keyof DeleteSourceResponses];
+
+export type GetSourceData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project_id}/sources/{source_id}';
+};
+
+export type GetSourceErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type GetSourceError = GetSourceErrors[keyof GetSourceErrors];
+
+export type GetSourceResponses = {
+    /**
+     * Successful Response
+     */
+    200: SourceOut;
+};
+
+export type GetSourceResponse = GetSourceResponses[keyof GetSourceResponses];
+
+export type UpdateSourceData = {
+    body: SourceUpdate;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project_id}/sources/{source_id}';
+};
+
+export type UpdateSourceErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * The member's role does not allow it
+     */
+    403: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type UpdateSourceError = UpdateSourceErrors[keyof UpdateSourceErrors];
+
+export type UpdateSourceResponses = {
+    /**
+     * Successful Response
+     */
+    200: SourceOut;
+};
+
+export type UpdateSourceResponse = UpdateSourceResponses[keyof UpdateSourceResponses];
+
+export type SyncSourceData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project_id}/sources/{source_id}/sync';
+};
+
+export type SyncSourceErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * The member's role does not allow it
+     */
+    403: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type SyncSourceError = SyncSourceErrors[keyof SyncSourceErrors];
+
+export type SyncSourceResponses = {
+    /**
+     * Successful Response
+     */
+    202: SourceOut;
+};
+
+export type SyncSourceResponse = SyncSourceResponses[keyof SyncSourceResponses];
 
 export type SearchKnowledgeData = {
     body: SearchRequest;

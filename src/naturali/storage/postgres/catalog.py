@@ -38,6 +38,7 @@ from naturali.storage.postgres.audit import PostgresAudit
 from naturali.storage.postgres.connection import Database
 from naturali.storage.postgres.jobs import PostgresIngestJobs
 from naturali.storage.postgres.overview import PostgresOverview
+from naturali.storage.postgres.sources import PostgresSources
 from naturali.storage.postgres.tokens import PostgresTokens, insert_token
 from naturali.storage.postgres.vectors import PostgresVectorSearch
 from naturali.storage.postgres.writes import (
@@ -85,7 +86,9 @@ def _user(row: dict[str, Any] | None) -> User | None:
     return User(row["id"], row["name"], row["created_at"]) if row else None
 
 
-class PostgresStorage(PostgresIngestJobs, PostgresOverview, PostgresTokens, PostgresAudit):
+class PostgresStorage(
+    PostgresIngestJobs, PostgresOverview, PostgresTokens, PostgresAudit, PostgresSources
+):
     def __init__(self, url: str) -> None:
         self.db = Database(url)
 

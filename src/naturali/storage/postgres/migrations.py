@@ -174,6 +174,24 @@ MIGRATIONS: list[str] = [
     ALTER TABLE ingest_jobs ADD COLUMN pages_total INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE ingest_jobs ADD COLUMN pages_done INTEGER NOT NULL DEFAULT 0;
     """,
+    # sources a project mirrors (a Git repository), synced by any server on a lease
+    """
+    CREATE TABLE sources (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        next_run_at DOUBLE PRECISION,
+        requested_at DOUBLE PRECISION,
+        owner TEXT,
+        lease_until DOUBLE PRECISION,
+        last_run TEXT,
+        cursor TEXT
+    );
+    CREATE INDEX sources_project ON sources (project_id);
+    """,
 ]
 
 _LOCK = 7_164_201_003  # the advisory lock key migrations run under

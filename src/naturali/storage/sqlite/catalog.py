@@ -38,6 +38,7 @@ from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.jobs import SqliteIngestJobs
 from naturali.storage.sqlite.migrations import migrate
 from naturali.storage.sqlite.overview import SqliteOverview
+from naturali.storage.sqlite.sources import SqliteSources
 from naturali.storage.sqlite.tokens import SqliteTokens, insert_token
 from naturali.storage.sqlite.writes import insert_chunks, write_version
 
@@ -62,7 +63,7 @@ def _batches(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i : i + _MAX_VARS] for i in range(0, len(items), _MAX_VARS)]
 
 
-class SqliteStorage(SqliteIngestJobs, SqliteOverview, SqliteTokens, SqliteAudit):
+class SqliteStorage(SqliteIngestJobs, SqliteOverview, SqliteTokens, SqliteAudit, SqliteSources):
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path)

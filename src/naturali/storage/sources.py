@@ -1,0 +1,41 @@
+"""The sources' statements, one text for both backends (``p``: ``?`` or ``%s``): a sync is
+due when asked for (``requested_at``) or when its schedule says (``next_run_at``), and is
+held by one server on a lease; finishing it records the run and releases it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceStatements:
+    get: str
+    list: str
+    update: str
+    delete: str
+    request: str
+    due: str
+    claim: str
+    renew: str
+    finish: str
+
+
+def statements(p: str, lock: str = "") -> SourceStatements:
+    """``lock``: PostgreSQL's ``FOR UPDATE SKIP LOCKED`` (SQLite's write lock serialises)."""
+    return SourceStatements(
+        get=f"SELECT * FROM sources WHERE project_id = {p} AND id = {p}",
+        list=f"SELECT * FROM sources WHERE project_id = {p} ORDER BY created_at, id",
+        update=f"UPDATE sources SET spec = {p}, updated_at = {p}, next_run_at = {p} "
+        f"WHERE project_id = {p} AND id = {p}",
+        delete=f"DELETE FROM sources WHERE project_id = {p} AND id = {p}",
+        request=f"UPDATE sources SET requested_at = coalesce(requested_at, {p}) "
+        f"WHERE project_id = {p} AND id = {p}",
+        due="SELECT * FROM sources WHERE (requested_at IS NOT NULL OR next_run_at <= "
+        f"{p}) AND (owner IS NULL OR lease_until < {p}) "
+        f"ORDER BY coalesce(requested_at, next_run_at) LIMIT 1 {lock}",
+        claim=f"UPDATE sources SET owner = {p}, lease_until = {p}, requested_at = NULL "
+        f"WHERE id = {p}",
+        renew=f"UPDATE sources SET lease_until = {p} WHERE id = {p} AND owner = {p}",
+        finish=f"UPDATE sources SET owner = NULL, lease_until = NULL, last_run = {p}, "
+        f"cursor = {p}, next_run_at = {p} WHERE id = {p} AND owner = {p}",
+    )

@@ -1,0 +1,217 @@
+"""Git repositories as sources, synced by the server against real repositories: a local one
+(file, opened by ``sources_allow``) and one served by ``git daemon`` on loopback. After each
+sync the source's documents equal the repository's files under its folder — added, changed,
+renamed and deleted between syncs — a sync with nothing new reads no file, and nothing the
+source did not make is touched. Addresses the operator did not open are refused."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Api, assert_error, make_api
+from naturali.embed.onnx import OnnxEmbedder
+
+ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "HOME": "/tmp",
+}
+
+
+class Repo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True)
+        self.git("init", "-q", "-b", "main")
+
+    def git(self, *args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(self.root), *args], env=ENV, capture_output=True, check=True
+        )
+        return done.stdout.decode()
+
+    def write(self, path: str, content: str | bytes) -> None:
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+    def commit(self, message: str) -> str:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def api(tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]) -> Iterator[Api]:
+    yield from make_api(tmp_path, embedder, backend, sources_allow="file, 127.0.0.1")
+
+
+def _synced(api: Api, project: str, source_id: str, after: str | None = None) -> dict[str, Any]:
+    """The source once a sync that ended after ``after`` is recorded."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        source = api.get(f"/v1/projects/{project}/sources/{source_id}").json()
+        run = source["last_run"]
+        if (
+            run is not None
+            and (after is None or run["at"] > after)
+            and not source["sync_requested"]
+        ):
+            return dict(source)
+        time.sleep(0.1)
+    raise AssertionError("the source did not sync")
+
+
+def _documents(api: Api, project: str) -> dict[str, dict[str, Any]]:
+    listed = api.get(f"/v1/projects/{project}/documents?limit=100").json()["data"]
+    return {d["path"]: d for d in listed}
+
+
+def _sync(api: Api, project: str, source: dict[str, Any]) -> dict[str, Any]:
+    r = api.post(f"/v1/projects/{project}/sources/{source['id']}/sync")
+    assert r.status_code == 202, r.text
+    return _synced(api, project, source["id"], source["last_run"]["at"])
+
+
+def test_a_repository_is_mirrored_then_kept_in_step(api: Api, tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.write("README.md", "# Outside the folder")
+    repo.write("docs/refunds.md", "# Refunds\n\nRefunds take five days.")
+    repo.write("docs/escalation.md", "# Escalation\n\nThe duty manager answers in an hour.")
+    repo.write("docs/logo.bin", b"\x00\x01binary")
+    repo.write("docs/drafts/wip.md", "# Draft")
+    repo.write("docs/.hidden/x.md", "# Hidden")
+    repo.write(".gitignore", "docs/build/\n")
+    repo.write("docs/build/out.md", "# Built")
+    repo.git("add", "-f", "docs/build/out.md")
+    first = repo.commit("first")
+    project = api.project()
+    api.doc(project, "/kb/manual.md", "Written by hand under the prefix.")
+    api.doc(project, "/elsewhere.md", "Outside the prefix.")
+    body = {"kind": "git", "url": str(repo.root), "folder": "docs", "path": "/kb/"}
+    r = api.post(f"/v1/projects/{project}/sources", json={**body, "exclude": ["drafts/"]})
+    assert r.status_code == 201, r.text
+    api.post(f"/v1/projects/{project}/sources/{r.json()['id']}/sync")
+    source = _synced(api, project, r.json()["id"])
+    run = source["last_run"]
+    assert run["commit"] == first and run["error"] is None
+    assert (run["created"], run["updated"], run["deleted"], run["files_read"]) == (2, 0, 0, 2)
+    assert any(s.startswith("docs/logo.bin: not a type") for s in run["skipped"])
+    documents = _documents(api, project)
+    assert set(documents) == {
+        "/kb/manual.md",
+        "/elsewhere.md",
+        "/kb/refunds.md",
+        "/kb/escalation.md",
+    }
+    provenance = documents["/kb/refunds.md"]["metadata"]["source"]
+    assert provenance["path"] == "docs/refunds.md" and provenance["commit"] == first
+
+    repo.write("docs/refunds.md", "# Refunds\n\nRefunds take ten days now.")
+    repo.git("mv", "docs/escalation.md", "docs/duty.md")
+    repo.write("docs/holidays.md", "# Holidays\n\nThe office closes in August.")
+    second = repo.commit("second")
+    source = _sync(api, project, source)
+    run = source["last_run"]
+    assert run["commit"] == second
+    assert (run["created"], run["updated"], run["deleted"], run["files_read"]) == (2, 1, 1, 3)
+    documents = _documents(api, project)
+    assert set(documents) == {
+        "/kb/manual.md", "/elsewhere.md", "/kb/refunds.md", "/kb/duty.md", "/kb/holidays.md"
+    }  # fmt: skip
+    assert documents["/kb/refunds.md"]["version"] == 2
+    hit = api.search(project, query="when does the office close", limit=1).json()["results"][0]
+    assert hit["path"] == "/kb/holidays.md"
+
+    source = _sync(api, project, source)  # nothing new: nothing read
+    run = source["last_run"]
+    assert (run["created"], run["updated"], run["deleted"], run["files_read"]) == (0, 0, 0, 0)
+    assert run["unchanged"] == 3
+
+    r = api.delete(f"/v1/projects/{project}/sources/{source['id']}")
+    assert r.status_code == 200, r.text
+    assert set(_documents(api, project)) == {"/kb/manual.md", "/elsewhere.md"}
+    audited = [e["operation"] for e in api.get(f"/v1/projects/{project}/audit").json()["data"]]
+    base = "/v1/projects/{project_id}/sources"
+    assert {
+        f"POST {base}",
+        f"POST {base}/{{source_id}}/sync",
+        f"DELETE {base}/{{source_id}}",
+    } <= set(audited)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[tuple[Repo, str]]:
+    """A repository served by ``git daemon`` on loopback."""
+    repo = Repo(tmp_path / "served" / "handbook")
+    repo.write("guide.md", "# Guide\n\nOtters hold hands while they sleep.")
+    repo.commit("first")
+    port = _free_port()
+    process = subprocess.Popen(
+        ["git", "daemon", "--export-all", "--reuseaddr", f"--base-path={tmp_path / 'served'}",
+         "--listen=127.0.0.1", f"--port={port}", str(tmp_path / "served")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+    yield repo, f"git://127.0.0.1:{port}/handbook"
+    process.kill()
+    process.wait()
+
+
+def test_a_repository_served_by_git_daemon_is_synced_on_its_schedule(
+    api: Api, daemon: tuple[Repo, str]
+) -> None:
+    repo, url = daemon
+    project = api.project()
+    r = api.post(
+        f"/v1/projects/{project}/sources",
+        json={"kind": "git", "url": url, "path": "/handbook/", "every": "1h"},
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["every_seconds"] == 3600
+    source = _synced(api, project, r.json()["id"])  # a scheduled source syncs at once
+    assert source["last_run"]["created"] == 1 and source["next_run_at"] is not None
+    hit = api.search(project, query="how do otters sleep", limit=1).json()["results"][0]
+    assert hit["path"] == "/handbook/guide.md"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "git://127.0.0.1/x",  # loopback
+        "https://localhost/x.git",  # a name resolving to loopback
+        "http://169.254.169.254/latest/meta-data",  # the cloud metadata service
+        "https://10.1.2.3/x.git",  # private
+        "file:///etc",  # a local path
+        "/srv/repos/x.git",
+        "ext::sh -c touch% /tmp/pwned",  # a transport that runs a command
+    ],
+)
+def test_addresses_the_operator_did_not_open_are_refused(
+    tmp_path: Path, embedder: OnnxEmbedder, url: str
+) -> None:
+    for api in make_api(tmp_path, embedder):  # sources_allow unset
+        project = api.project()
+        r = api.post(f"/v1/projects/{project}/sources", json={"kind": "git", "url": url})
+        assert_error(r, 400, "source_refused")
