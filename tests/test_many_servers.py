@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ def pair(tmp_path: Path, postgres: PostgresServer) -> Iterator[tuple[Server, Ser
     """Server A (first start: bootstrap, demo) then server B, each with its own cache dir."""
     url = postgres.new_database()
     data_dir = tmp_path / "shared"
-    env = {"NATURALI_DATABASE_URL": url}
+    env = {"NATURALI_DATABASE_URL": url, "NATURALI_SOURCES_ALLOW": "file"}
     a = start(
         data_dir,
         tmp_path,
@@ -177,3 +178,46 @@ def test_a_server_killed_mid_write_loses_nothing_acknowledged(
         saved = set(_saved(via_b, base))
     assert set(acknowledged) <= saved
     assert "after" in saved
+
+
+def test_each_scheduled_sync_runs_on_one_server_and_the_cli_drives_sources(
+    pair: tuple[Server, Server, str], tmp_path: Path
+) -> None:
+    """Sources due at once on two servers: each is synced by one of them, once (a sync
+    leaves its bare repository in the cache dir of the server that ran it)."""
+    from test_real_server import _cli
+    from test_sources import Repo
+
+    a, b, _ = pair
+    repo = Repo(tmp_path / "repo")
+    repo.write("guide.md", "# Guide\n\nOtters hold hands while they sleep.")
+    repo.commit("first")
+    with _client(a) as client:
+        project = client.post("/v1/projects", json={"name": "sources"}).json()["id"]
+        made = [
+            client.post(
+                f"/v1/projects/{project}/sources",
+                json={"kind": "git", "url": str(repo.root), "path": f"/r{n}/", "every": "1h"},
+            ).json()["id"]
+            for n in range(4)
+        ]
+        deadline = time.monotonic() + 120
+        runs: dict[str, Any] = {}
+        while len(runs) < len(made) and time.monotonic() < deadline:
+            listed = client.get(f"/v1/projects/{project}/sources").json()["data"]
+            runs = {s["id"]: s["last_run"] for s in listed if s["last_run"]}
+            time.sleep(0.2)
+    assert all(run["created"] == 1 and run["error"] is None for run in runs.values()), runs
+    for source_id in made:
+        held = [(tmp_path / f"cache-{x}" / "sources" / source_id).exists() for x in "ab"]
+        assert held.count(True) == 1, (source_id, held)
+
+    repo.write("guide.md", "# Guide\n\nOtters float on their backs to sleep.")
+    repo.commit("second")
+    synced = _cli(b, "sources", "sync", made[0], "--project", project, "--wait", "120")
+    assert synced.returncode == 0, synced.stderr
+    assert "0 created, 1 updated, 0 deleted" in synced.stdout
+    listed = _cli(a, "sources", "list", "--project", project)
+    assert listed.returncode == 0 and listed.stdout.count("src_") == 4
+    gone = _cli(a, "sources", "delete", made[1], "--project", project, "--keep-documents")
+    assert gone.returncode == 0, gone.stderr

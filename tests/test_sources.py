@@ -206,6 +206,7 @@ def test_a_repository_served_by_git_daemon_is_synced_on_its_schedule(
         "file:///etc",  # a local path
         "/srv/repos/x.git",
         "ext::sh -c touch% /tmp/pwned",  # a transport that runs a command
+        "https://ci:ghp_secret@github.com/x.git",  # a credential the API would show
     ],
 )
 def test_addresses_the_operator_did_not_open_are_refused(

@@ -7,7 +7,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from naturali.cli import admin, documents, tokens
+from naturali.cli import admin, documents, sources, tokens
 from naturali.cli.audit import audit
 from naturali.cli.lazy import LazyCommand, LazyGroup
 from naturali.cli.mcp import mcp
@@ -46,6 +46,7 @@ app.command()(mcp)
 app.add_typer(admin.app, name="admin")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(documents.app, name="documents")
+app.add_typer(sources.app, name="sources")
 app.add_typer(
     typer.Typer(
         rich_markup_mode=None,

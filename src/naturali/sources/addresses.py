@@ -106,6 +106,8 @@ def _parts(url: str) -> tuple[str, str, int]:
         host = url.split(":", 1)[0].rsplit("@", 1)[-1]  # scp-like: [user@]host:path
         return "ssh", _host(host, url), SCHEMES["ssh"]
     split = urlsplit(url)
+    if split.password is not None:
+        raise Refused("a URL with a password in it is not stored: use a deploy key")
     scheme = split.scheme.lower()
     if scheme == "file":
         return "file", "", 0
