@@ -40,7 +40,7 @@ ARGS = [
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("ui")
-    running = start(home / "data", home)
+    running = start(home / "data", home, env={"NATURALI_SOURCES_ALLOW": "file"})
     yield running
     stop(running)
 
@@ -502,6 +502,32 @@ def test_the_project_page_shows_the_project_at_a_glance(page: Page, server: Serv
     first.get_by_role("link", name=f"1 document(s) in /tree-{size}/f00/").click()
     expect(page.get_by_label("Path prefix")).to_have_value(f"/tree-{size}/f00/")
     expect(page.get_by_role("link", name=f"/tree-{size}/f00/doc.md")).to_be_visible()
+
+
+def test_the_project_page_shows_each_source_with_its_last_sync(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    from test_sources import Repo
+
+    size = page.size_name  # type: ignore[attr-defined]
+    repo = Repo(tmp_path / f"repo-{size}")
+    repo.write("guide.md", "# Guide\n\nOtters hold hands while they sleep.")
+    repo.commit("first")
+    body = {"kind": "git", "url": str(repo.root), "path": f"/repo-{size}/"}
+    source = _api(server, "POST", "/sources", json=body)
+    _api(server, "POST", f"/sources/{source['id']}/sync")
+    deadline = time.monotonic() + 60
+    while not _api(server, "GET", f"/sources/{source['id']}")["last_run"]:
+        assert time.monotonic() < deadline, "the source did not sync"
+        time.sleep(0.2)
+    _sign_in(page, server)
+    page.get_by_role("link", name="Project", exact=True).click()
+    row = page.locator("tr", has=page.get_by_role("link", name=f"/repo-{size}/"))
+    expect(row).to_contain_text("1 created, 0 updated, 0 deleted, 0 unchanged")
+    expect(row).to_contain_text("manual only")
+    row.get_by_role("button", name="Sync now").click()
+    expect(row.get_by_role("button", name="Sync requested")).to_be_visible()
+    _shot(page, "project-sources")
 
 
 def test_pickers_offer_the_projects_folders_and_stores(page: Page, server: Server) -> None:

@@ -333,6 +333,7 @@ async function projectPage() {
   ];
   const jobs = h('tbody');
   const stores = h('tbody');
+  const sources = h('tbody');
   fill(main, h('h1', {}, 'Project'),
     h('table', { class: 'facts' }, h('tbody', {}, facts.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))),
     h('h2', {}, 'Documents by path'), h('div', { class: 'panel tree' }, folderLevel('/')),
@@ -341,7 +342,30 @@ async function projectPage() {
     pager(jobs, (cursor) => api('GET', `${project()}/ingest_jobs?${new URLSearchParams({ limit: 20, ...(cursor ? { cursor } : {}) })}`), jobRow, 'No job waiting or failed.'),
     h('h2', {}, 'Memory stores'),
     h('table', {}, h('thead', {}, h('tr', {}, ['Store', 'Memories', 'Records', 'Id'].map((t) => h('th', {}, t)))), stores),
-    pager(stores, pagesOf(o.memory_stores, 20), storeRow, 'No memory store yet.'));
+    pager(stores, pagesOf(o.memory_stores, 20), storeRow, 'No memory store yet.'),
+    h('h2', {}, 'Sources'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Path', 'Last sync', '', 'Repository', 'Next sync'].map((t) => h('th', {}, t)))), sources),
+    pager(sources, async () => api('GET', `${project()}/sources`).then((got) => ({ data: got.data, next_cursor: null })), sourceRow, 'No source yet (naturali sources create).'));
+}
+
+/** A source with its last sync — when, what changed, what failed — its next one, and Sync now. */
+function sourceRow(s) {
+  const run = s.last_run;
+  const last = !run ? h('td', {}, s.sync_requested ? 'waiting for a server' : 'never synced')
+    : run.error ? h('td', { class: 'status-failed' }, `${run.at}: failed: ${run.error}`)
+    : h('td', { class: Object.keys(run.failed).length ? 'status-warning' : '' },
+      `${run.at}: ${run.created} created, ${run.updated} updated, ${run.deleted} deleted, ${run.unchanged} unchanged`,
+      ...Object.entries(run.failed).map(([path, why]) => h('span', { class: 'warning' }, `${path}: ${why}`)));
+  const sync = h('button', { type: 'button', class: 'secondary', onclick: async () => {
+    sync.disabled = true;
+    const done = await guarded(() => api('POST', `${project()}/sources/${s.id}/sync`));
+    sync.textContent = done ? 'Sync requested' : 'Sync now';
+  } }, 'Sync now');
+  const ref = s.ref ? `@${s.ref}` : '';
+  // On a phone the first three columns show: where its documents are, its last sync, Sync now.
+  return h('tr', {}, h('td', {}, h('a', { href: `#/documents?prefix=${encodeURIComponent(s.path)}` }, s.path)),
+    last, h('td', {}, sync), h('td', { class: 'wrap' }, `${s.url}${ref}${s.folder ? ` (${s.folder}/)` : ''}`),
+    h('td', {}, s.next_run_at ?? (s.sync_requested ? 'now' : 'manual only')));
 }
 
 // A list loaded a page at a time: ``load(cursor)`` answers {data, next_cursor}; "More" asks on.
