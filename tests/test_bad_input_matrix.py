@@ -21,7 +21,7 @@ WRITES = sorted(
     (method, path)
     for (method, path), (_, body) in OPERATIONS.items()
     if method in ("post", "put", "patch")
-    and not path.endswith(("/search", "/resume"))
+    and not path.endswith(("/search", "/resume", "/sync"))
     and not path.endswith(("/grep", "/lookup", "/records", "/timeline"))
     and "/chronicle/" not in path
 )

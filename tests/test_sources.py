@@ -205,7 +205,7 @@ def test_a_repository_served_by_git_daemon_is_synced_on_its_schedule(
         "https://10.1.2.3/x.git",  # private
         "file:///etc",  # a local path
         "/srv/repos/x.git",
-        "ext::sh -c touch% /tmp/pwned",  # a transport that runs a command
+        "ext::sh%20-c%20touch%20/tmp/pwned",  # a transport that runs a command
         "https://ci:ghp_secret@github.com/x.git",  # a credential the API would show
     ],
 )
@@ -216,3 +216,123 @@ def test_addresses_the_operator_did_not_open_are_refused(
         project = api.project()
         r = api.post(f"/v1/projects/{project}/sources", json={"kind": "git", "url": url})
         assert_error(r, 400, "source_refused")
+
+
+class _Site:
+    """A documentation site on loopback: pages with links, a canonical duplicate, a redirect
+    loop, robots.txt, a sitemap, Last-Modified answered with 304 (the standard library's
+    handler does that), and a log of what was asked."""
+
+    def __init__(self, root: Path) -> None:
+        import functools
+        import http.server
+        import threading
+
+        self.root, self.asked = root, []
+        site = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                site.asked.append((self.path, self.headers.get("If-Modified-Since")))
+                if self.path == "/docs/metadata":  # a redirect to the cloud metadata service
+                    self.send_response(302)
+                    self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+                    self.end_headers()
+                    return
+                if self.path.startswith("/docs/loop"):
+                    self.send_response(302)
+                    self.send_header(
+                        "Location",
+                        "/docs/loop-again" if self.path == "/docs/loop" else "/docs/loop",
+                    )
+                    self.end_headers()
+                    return
+                super().do_GET()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(Handler, directory=str(root))
+        )
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def write(self, path: str, text: str) -> None:
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        stamp = time.time() + len(self.asked)  # a newer Last-Modified than the page had
+        import os
+
+        os.utime(target, (stamp, stamp))
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _page(title: str, body: str, links: str = "", head: str = "") -> str:
+    return (
+        f"<html><head><title>{title}</title>{head}</head><body><nav>Menu</nav>"
+        f"<main><h1>{title}</h1><p>{body}</p>{links}</main></body></html>"
+    )
+
+
+def test_a_documentation_site_is_crawled_then_kept_in_step(api: Api, tmp_path: Path) -> None:
+    site = _Site(tmp_path / "site")
+    site.write("robots.txt", "User-agent: *\nDisallow: /docs/private/\n")
+    site.write(
+        "docs/index.html",
+        _page(
+            "Manual",
+            "Start here.",
+            '<a href="install.html">Install</a> <a href="faq.html#top">FAQ</a> '
+            '<a href="faq-copy.html">FAQ again</a> <a href="private/keys.html">Keys</a> '
+            '<a href="loop">Loop</a> <a href="/elsewhere.html">Out</a> <a href="old.html">Old</a> '
+            '<a href="metadata">Metadata</a>',
+        ),
+    )
+    site.write("docs/install.html", _page("Install", "Run the installer with sudo."))
+    site.write("docs/faq.html", _page("FAQ", "Backups run nightly at two."))
+    canonical = f'<link rel="canonical" href="{site.url}/docs/faq.html">'
+    site.write("docs/faq-copy.html", _page("FAQ", "Backups run nightly at two.", head=canonical))
+    site.write("docs/private/keys.html", _page("Keys", "Secret."))
+    site.write("docs/old.html", _page("Old", "Deprecated flags."))
+    site.write("elsewhere.html", _page("Out", "Not under the start page's folder."))
+    try:
+        project = api.project()
+        body = {"kind": "web", "url": f"{site.url}/docs/index.html", "path": "/manual/"}
+        r = api.post(f"/v1/projects/{project}/sources", json=body)
+        assert r.status_code == 201, r.text
+        api.post(f"/v1/projects/{project}/sources/{r.json()['id']}/sync")
+        source = _synced(api, project, r.json()["id"])
+        run = source["last_run"]
+        assert run["error"] is None, run
+        assert set(_documents(api, project)) == {
+            "/manual/index.html", "/manual/install.html", "/manual/faq.html", "/manual/old.html"
+        }  # fmt: skip
+        assert any("robots.txt" in s for s in run["skipped"])
+        assert any("loop" in url for url in run["failed"]), run["failed"]
+        refused = run["failed"][f"{site.url}/docs/metadata"]
+        assert "169.254.169.254" in refused and "sources_allow" in refused
+        hit = api.search(project, query="when do backups run", limit=1).json()["results"][0]
+        assert hit["path"] == "/manual/faq.html"
+
+        site.asked.clear()
+        source = _sync(api, project, source)  # nothing changed: headers only
+        run = source["last_run"]
+        assert (run["created"], run["updated"], run["deleted"], run["files_read"]) == (0, 0, 0, 0)
+        pages = [(p, since) for p, since in site.asked if p.endswith(".html")]
+        assert pages and all(since is not None for _, since in pages)  # conditional requests
+
+        site.write("docs/install.html", _page("Install", "Run the installer without sudo now."))
+        (site.root / "docs" / "old.html").unlink()
+        source = _sync(api, project, source)
+        run = source["last_run"]
+        assert (run["updated"], run["deleted"]) == (1, 1), run
+        assert "/manual/old.html" not in _documents(api, project)
+        hit = api.search(project, query="installer sudo", limit=1).json()["results"][0]
+        assert hit["path"] == "/manual/install.html" and "without sudo" in hit["content"]
+    finally:
+        site.close()

@@ -29,8 +29,9 @@ Every = Annotated[str | None, typer.Option("--every", help="Sync on this schedul
 
 @app.command("create")
 def create(
-    url: Annotated[str, typer.Argument(help="The repository's URL (https, ssh, git)")],
+    url: Annotated[str, typer.Argument(help="A repository's URL, a site's start page or sitemap")],
     project: Project,
+    kind: Annotated[str, typer.Option("--kind", help="git or web")] = "git",
     path: Annotated[str, typer.Option("--path", help="Logical prefix of its documents")] = "/",
     ref: Ref = None,
     folder: Folder = None,
@@ -43,7 +44,7 @@ def create(
     """Mirror a repository under --path; with --every the server syncs it on that schedule."""
     with errors(), client(base_url, token) as api:
         made = api.sources.create(
-            project_id=project, url=url, path=path, ref=ref, folder=folder,
+            project_id=project, url=url, kind=kind, path=path, ref=ref, folder=folder,
             include=include, exclude=exclude, every=every,
         )  # fmt: skip
     print_json(made.model_dump(mode="json"))

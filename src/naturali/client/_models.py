@@ -225,7 +225,7 @@ class SourceRun(_Model):
 class Source(_Model):
     id: str
     project_id: str
-    kind: Literal["git"]
+    kind: Literal["git", "web"]
     url: str
     ref: str | None
     folder: str

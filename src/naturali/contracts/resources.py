@@ -324,7 +324,7 @@ class SourceRun(BaseModel):
 class SourceOut(BaseModel):
     id: str
     project_id: str
-    kind: Literal["git"]
+    kind: Literal["git", "web"]
     url: str
     ref: str | None
     folder: str

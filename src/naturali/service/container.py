@@ -39,7 +39,8 @@ from naturali.service.quotas import QuotaLimits, Quotas
 from naturali.service.reading import Reader
 from naturali.service.records import Records
 from naturali.service.search import Search, SecondStage
-from naturali.service.source_sync import Fetching, SourceWorker
+from naturali.service.source_runs import Fetching
+from naturali.service.source_sync import SourceWorker
 from naturali.service.sources import Sources
 from naturali.service.stores import StoreRegistry
 from naturali.service.tokens import Tokens

@@ -6,19 +6,26 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from naturali.service import validation
-from naturali.service.requests import Strict
+from naturali.service.requests import ONE_LINE_PATTERN, Strict
 
 MIN_EVERY_SECONDS = 60
 MAX_EVERY_SECONDS = 30 * 86_400
 _EVERY = re.compile(r"^(\d{1,6})([mhd])$")
 _UNIT = {"m": 60, "h": 3600, "d": 86_400}
-Pattern = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Pattern = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=ONE_LINE_PATTERN)]
 Patterns = Annotated[list[Pattern], Field(max_length=100)]
-Ref = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\s:~^?*\[\\]+$")]
-Folder = Annotated[str, StringConstraints(max_length=500, pattern=r"^[^\x00]*$")]
+# What git takes as a ref name: no spaces or controls, none of : ~ ^ ? * [ \
+Ref = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200, pattern=r"^[^\x00-\x20\x7f-\x9f:~^?*\[\\]+$"),
+]
+Folder = Annotated[str, StringConstraints(max_length=500, pattern=ONE_LINE_PATTERN)]
+Url = Annotated[
+    str, StringConstraints(min_length=1, max_length=2000, pattern=r"^[^\x00-\x20\x7f-\x9f]+$")
+]
 
 
 def every_seconds(every: str | None) -> int | None:
@@ -60,11 +67,20 @@ class _SourceFields(Strict):
 
 
 class SourceCreate(_SourceFields):
-    kind: Literal["git"] = Field(description="git: a Git repository.")
-    url: Annotated[str, StringConstraints(min_length=1, max_length=2000)] = Field(
-        description="A Git URL (https, ssh, git, or a local path where the operator allows it)."
+    kind: Literal["git", "web"] = Field(
+        description="git: a Git repository; web: a site, crawled from its URL or its sitemap."
+    )
+    url: Url = Field(
+        description="A Git URL (https, ssh, git, or a local path where the operator allows "
+        "it); for web, the start page (the crawl stays under its folder) or a sitemap (.xml)."
     )
     path: str = Field("/", description="The logical prefix its documents go under, ending in /.")
+
+    @model_validator(mode="after")
+    def _web_has_no_ref(self) -> SourceCreate:
+        if self.kind == "web" and (self.ref is not None or self.folder is not None):
+            raise ValueError("ref and folder are a Git source's: a web source has neither")
+        return self
 
     @field_validator("path")
     @classmethod
@@ -74,4 +90,4 @@ class SourceCreate(_SourceFields):
 
 
 class SourceUpdate(_SourceFields):
-    url: Annotated[str, StringConstraints(min_length=1, max_length=2000)] | None = None
+    url: Url | None = None

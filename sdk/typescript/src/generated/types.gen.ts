@@ -2080,13 +2080,13 @@ export type SourceCreate = {
     /**
      * Kind
      *
-     * git: a Git repository.
+     * git: a Git repository; web: a site, crawled from its URL or its sitemap.
      */
-    kind: 'git';
+    kind: 'git' | 'web';
     /**
      * Url
      *
-     * A Git URL (https, ssh, git, or a local path where the operator allows it).
+     * A Git URL (https, ssh, git, or a local path where the operator allows it); for web, the start page (the crawl stays under its folder) or a sitemap (.xml).
      */
     url: string;
     /**
@@ -2122,7 +2122,7 @@ export type SourceOut = {
     /**
      * Kind
      */
-    kind: 'git';
+    kind: 'git' | 'web';
     /**
      * Url
      */

@@ -1,0 +1,89 @@
+"""What every source's sync shares: the record of a run, what a server lends a sync (where
+repositories are kept, the network rules, the upload bound), and how a fetched file becomes
+a version of its document — written as the source (service/documents.py ``mirror``), with its
+provenance in ``metadata.source``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from naturali.contracts.resources import SourceRun
+from naturali.errors import NaturaliError
+from naturali.model import Document, Source, utcnow
+from naturali.ports.storage import Storage
+from naturali.service.documents import Documents, Upload
+from naturali.sources import addresses
+
+MAX_LISTED = 20  # files named in a run's skipped and failed lists
+
+
+@dataclass
+class Run:
+    """What a sync did, as ``last_run`` says it."""
+
+    commit: str | None = None
+    created: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    files_read: int = 0
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    cursor: str | None = None  # where the next sync starts from: a commit, a crawl's state
+
+    def record(self) -> SourceRun:
+        return SourceRun(**{k: v for k, v in self.__dict__.items() if k != "cursor"}, at=utcnow())
+
+
+@dataclass(frozen=True)
+class Fetching:
+    """What a sync needs of its server: where repositories are kept, the git to run them
+    with, the network rules, and the largest file a document may be."""
+
+    directory: Path
+    allow: addresses.Allowlist
+    max_bytes: int
+    git_binary: str = "git"
+    ssh_command: str | None = None
+
+
+def put(
+    source: Source,
+    run: Run,
+    documents: Documents,
+    upload: Upload,
+    current: Document | None,
+) -> None:
+    """Write a fetched file as a version of its document (a new one when ``current`` is
+    None); a refusal (its type, a limit) is listed in the run, never raised."""
+    run.files_read += 1
+    try:
+        documents.mirror(source.project_id, current, upload)
+    except NaturaliError as exc:
+        if len(run.failed) < MAX_LISTED:
+            run.failed[upload.path or ""] = exc.message
+        return
+    if current is None:
+        run.created += 1
+    else:
+        run.updated += 1
+
+
+def existing(
+    storage: Storage, source: Source, before: dict[str, tuple[str, str]], path: str
+) -> Document | None:
+    """The document the source made at ``path`` before (``made_by``), if any."""
+    return storage.get_document(source.project_id, before[path][0]) if path in before else None
+
+
+def provenance(source: Source, **where: Any) -> dict[str, Any]:
+    """``metadata.source`` of a document the source made: the source, and where in it."""
+    return {"source": {"id": source.id, **where}}
+
+
+def listed(items: list[str], item: str) -> None:
+    if len(items) < MAX_LISTED:
+        items.append(item)
