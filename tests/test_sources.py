@@ -336,3 +336,34 @@ def test_a_documentation_site_is_crawled_then_kept_in_step(api: Api, tmp_path: P
         assert hit["path"] == "/manual/install.html" and "without sudo" in hit["content"]
     finally:
         site.close()
+
+
+def test_a_sitemaps_pages_are_read_and_an_unchanged_lastmod_costs_no_request(
+    api: Api, tmp_path: Path
+) -> None:
+    site = _Site(tmp_path / "site")
+    site.write("docs/a.html", _page("Alpha", "Alpacas graze on the high plateau."))
+    site.write("docs/b.html", _page("Beta", "Beavers build dams in autumn."))
+    entries = "".join(
+        f"<url><loc>{site.url}/docs/{name}.html</loc><lastmod>2026-01-0{n}</lastmod></url>"
+        for n, name in enumerate("ab", start=1)
+    )
+    site.write(
+        "docs/sitemap.xml",
+        f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"{entries}</urlset>",
+    )
+    try:
+        project = api.project()
+        body = {"kind": "web", "url": f"{site.url}/docs/sitemap.xml", "path": "/zoo/"}
+        made = api.post(f"/v1/projects/{project}/sources", json=body).json()
+        api.post(f"/v1/projects/{project}/sources/{made['id']}/sync")
+        source = _synced(api, project, made["id"])
+        assert source["last_run"]["created"] == 2, source["last_run"]
+        assert set(_documents(api, project)) == {"/zoo/a.html", "/zoo/b.html"}
+        site.asked.clear()
+        source = _sync(api, project, source)
+        assert source["last_run"]["unchanged"] == 2 and source["last_run"]["files_read"] == 0
+        assert [path for path, _ in site.asked] == ["/docs/sitemap.xml"]  # no page asked
+    finally:
+        site.close()
