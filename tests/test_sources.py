@@ -367,3 +367,31 @@ def test_a_sitemaps_pages_are_read_and_an_unchanged_lastmod_costs_no_request(
         assert [path for path, _ in site.asked] == ["/docs/sitemap.xml"]  # no page asked
     finally:
         site.close()
+
+
+def test_a_sync_is_held_by_one_worker_and_stops_when_its_lease_is_taken(api: Api) -> None:
+    from naturali.model import Source
+    from naturali.service.source_runs import LeaseLost, Run
+
+    storage = api.naturali.storage
+    project = api.project()
+    now = "2026-01-01T00:00:00Z"
+    source = Source(
+        "src_lease", project, "git", "https://example.com/r.git", None, "", "/r/", [], [], None,
+        now, now,
+    )  # fmt: skip
+    storage.create_source(source)
+    storage.request_source_sync(project, source.id, time.time())
+    held = storage.claim_source("worker_a", 60, time.time())
+    assert held is not None and held.id == source.id
+    assert storage.claim_source("worker_b", 60, time.time()) is None  # held: not taken twice
+    assert storage.renew_source(source.id, "worker_a", 60)
+    assert not storage.renew_source(source.id, "worker_b", 60)
+    taken = storage.claim_source("worker_b", 60, time.time() + 120)  # a's lease ran out
+    assert taken is None  # nothing was due any more: the request was cleared when a took it
+    run = Run(heartbeat=lambda: storage.renew_source(source.id, "worker_b", 60))
+    run._beaten = 0.0  # noqa: SLF001 (the next beat is due)
+    with pytest.raises(LeaseLost):
+        run.beat()
+    assert storage.finish_source(source.id, "worker_a", {"at": now}, None, None)
+    assert storage.get_source(project, source.id).last_run == {"at": now}  # type: ignore[union-attr]

@@ -16,8 +16,9 @@ from naturali.sources import addresses, mirror
 from naturali.sources.git import GitRepository, GitSourceError, TreeFile
 
 
-def sync_git(source: Source, documents: Documents, storage: Storage, fetching: Fetching) -> Run:
-    run = Run()
+def sync_git(
+    source: Source, documents: Documents, storage: Storage, fetching: Fetching, run: Run
+) -> None:
     try:
         target = addresses.check(source.url, fetching.allow)
         repo = GitRepository(
@@ -27,7 +28,6 @@ def sync_git(source: Source, documents: Documents, storage: Storage, fetching: F
         _mirror(source, repo, run, documents, storage, fetching.max_bytes)
     except (addresses.Refused, GitSourceError) as exc:
         run.error = str(exc)
-    return run
 
 
 def _mirror(

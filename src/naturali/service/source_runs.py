@@ -5,6 +5,8 @@ provenance in ``metadata.source``."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from naturali.service.documents import Documents, Upload
 from naturali.sources import addresses
 
 MAX_LISTED = 20  # files named in a run's skipped and failed lists
+BEAT_SECONDS = 10.0  # how often a running sync renews its lease (it lasts 120 s)
 
 
 @dataclass
@@ -33,9 +36,27 @@ class Run:
     failed: dict[str, str] = field(default_factory=dict)
     error: str | None = None
     cursor: str | None = None  # where the next sync starts from: a commit, a crawl's state
+    # Renews the server's lease on the sync (False: another server holds it now).
+    heartbeat: Callable[[], bool] = lambda: True
+    _beaten: float = field(default_factory=time.monotonic)
+
+    def beat(self) -> None:
+        """Keep the lease while the sync runs (every few seconds at most); a sync whose lease
+        another server took stops here, so no two write the same documents."""
+        if time.monotonic() - self._beaten < BEAT_SECONDS:
+            return
+        self._beaten = time.monotonic()
+        if not self.heartbeat():
+            raise LeaseLost("another server took this sync over")
 
     def record(self) -> SourceRun:
-        return SourceRun(**{k: v for k, v in self.__dict__.items() if k != "cursor"}, at=utcnow())
+        return SourceRun(
+            **{k: getattr(self, k) for k in SourceRun.model_fields if k != "at"}, at=utcnow()
+        )
+
+
+class LeaseLost(Exception):
+    """The server no longer holds the sync it was running."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +80,7 @@ def put(
 ) -> None:
     """Write a fetched file as a version of its document (a new one when ``current`` is
     None); a refusal (its type, a limit) is listed in the run, never raised."""
+    run.beat()
     run.files_read += 1
     try:
         documents.mirror(source.project_id, current, upload)

@@ -14,12 +14,12 @@ from naturali.model import Source
 from naturali.ports.storage import Storage
 from naturali.service.documents import Documents
 from naturali.service.git_sync import sync_git
-from naturali.service.source_runs import Fetching, Run
+from naturali.service.source_runs import Fetching, LeaseLost, Run
 from naturali.service.web_sync import sync_web
 
 log = logging.getLogger("naturali.sources")
 POLL_SECONDS = 15.0  # how often an idle worker looks for a due sync
-KINDS: dict[str, Callable[[Source, Documents, Storage, Fetching], Run]] = {
+KINDS: dict[str, Callable[[Source, Documents, Storage, Fetching, Run], None]] = {
     "git": sync_git,
     "web": sync_web,
 }
@@ -72,7 +72,12 @@ class SourceWorker:
         source = self._storage.claim_source(self.owner, self._lease, time.time())
         if source is None:
             return False
-        run = KINDS[source.kind](source, self._documents(), self._storage, self._fetching)
+        run = Run(heartbeat=lambda: self._storage.renew_source(source.id, self.owner, self._lease))
+        try:
+            KINDS[source.kind](source, self._documents(), self._storage, self._fetching, run)
+        except LeaseLost:
+            log.warning("source %s: another server took its sync over", source.id)
+            return True
         if run.error:
             log.warning("source %s did not sync: %s", source.id, run.error)
         every = source.every_seconds

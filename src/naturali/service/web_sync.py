@@ -42,7 +42,7 @@ class _Crawl:
     fetcher: web.Fetcher
     before: dict[str, tuple[str, str]]  # path → (document id, key)
     state: dict[str, dict[str, Any]]  # page URL → validators, key, links, lastmod, as last seen
-    run: Run = field(default_factory=Run)
+    run: Run
     now: dict[str, dict[str, Any]] = field(default_factory=dict)
     kept: set[str] = field(default_factory=set)  # paths whose document stays
     gone: set[str] = field(default_factory=set)  # paths that answered 404 or 410
@@ -50,7 +50,9 @@ class _Crawl:
     requests: int = 0
 
 
-def sync_web(source: Source, documents: Documents, storage: Storage, fetching: Fetching) -> Run:
+def sync_web(
+    source: Source, documents: Documents, storage: Storage, fetching: Fetching, run: Run
+) -> None:
     fetcher = web.Fetcher(fetching.allow, fetching.max_bytes)
     crawl = _Crawl(
         source,
@@ -59,6 +61,7 @@ def sync_web(source: Source, documents: Documents, storage: Storage, fetching: F
         fetcher,
         made_by(storage, source),
         json.loads(source.cursor or "{}"),
+        run,
     )
     try:
         complete = _walk(crawl, documents, storage)
@@ -68,7 +71,6 @@ def sync_web(source: Source, documents: Documents, storage: Storage, fetching: F
         crawl.run.error = str(exc)[:300]
     finally:
         fetcher.close()
-    return crawl.run
 
 
 def _walk(crawl: _Crawl, documents: Documents, storage: Storage) -> bool:
@@ -118,6 +120,7 @@ def _visit(
     path = _path(crawl, url)
     if lastmod is not None and old.get("lastmod") == lastmod and path in crawl.before:
         return _unchanged(crawl, url, path, old)
+    crawl.run.beat()
     if not crawl.fetcher.allowed(url):
         listed(crawl.run.skipped, f"{url}: robots.txt")
         return []
