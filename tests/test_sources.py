@@ -395,3 +395,19 @@ def test_a_sync_is_held_by_one_worker_and_stops_when_its_lease_is_taken(api: Api
         run.beat()
     assert storage.finish_source(source.id, "worker_a", {"at": now}, None, None)
     assert storage.get_source(project, source.id).last_run == {"at": now}  # type: ignore[union-attr]
+
+
+def test_a_sitemap_bomb_or_a_broken_sitemap_is_refused_within_its_bound() -> None:
+    import gzip
+
+    from naturali.sources import web
+    from naturali.sources.addresses import Refused
+
+    bomb = gzip.compress(b"<urlset>" + b" " * 200_000_000 + b"</urlset>")  # 200 KB → 200 MB
+    for body in (bomb, b"<urlset><url><loc>", b'<!DOCTYPE x [<!ENTITY a "b">]><urlset/>'):
+        with pytest.raises(Refused):
+            web.sitemap(body)
+    fine = gzip.compress(
+        b"<urlset><url><loc>https://x.test/a</loc><lastmod>1</lastmod></url></urlset>"
+    )
+    assert web.sitemap(fine) == ([("https://x.test/a", "1")], [])

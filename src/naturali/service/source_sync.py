@@ -78,6 +78,9 @@ class SourceWorker:
         except LeaseLost:
             log.warning("source %s: another server took its sync over", source.id)
             return True
+        except Exception as exc:  # a bug, or the catalog gone: said in the run, never silent
+            log.exception("source %s: its sync failed", source.id)
+            run.error = f"the sync failed: {exc}"[:300]
         if run.error:
             log.warning("source %s did not sync: %s", source.id, run.error)
         every = source.every_seconds
