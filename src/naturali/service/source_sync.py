@@ -86,7 +86,8 @@ class SourceWorker:
         every = source.every_seconds
         next_run = time.time() + every if every else None
         record = run.record().model_dump()
-        self._storage.finish_source(source.id, self.owner, record, run.cursor, next_run)
+        cursor = run.cursor or source.cursor  # a failed run leaves where the last one ended
+        self._storage.finish_source(source.id, self.owner, record, cursor, next_run)
         return True
 
     def _work(self) -> None:
