@@ -6,8 +6,12 @@ source did not make is touched. Addresses the operator did not open are refused.
 
 from __future__ import annotations
 
+import functools
+import http.server
+import os
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -224,10 +228,6 @@ class _Site:
     handler does that), and a log of what was asked."""
 
     def __init__(self, root: Path) -> None:
-        import functools
-        import http.server
-        import threading
-
         self.root, self.asked = root, []
         site = self
 
@@ -263,8 +263,6 @@ class _Site:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         stamp = time.time() + len(self.asked)  # a newer Last-Modified than the page had
-        import os
-
         os.utime(target, (stamp, stamp))
 
     def close(self) -> None:
@@ -411,3 +409,44 @@ def test_a_sitemap_bomb_or_a_broken_sitemap_is_refused_within_its_bound() -> Non
         b"<urlset><url><loc>https://x.test/a</loc><lastmod>1</lastmod></url></urlset>"
     )
     assert web.sitemap(fine) == ([("https://x.test/a", "1")], [])
+
+
+SQLITE_DOCS = Path("/usr/share/doc/sqlite3")  # Debian's sqlite3-doc: a real docs site
+
+
+def test_a_real_documentation_site_is_crawled_and_answers_from_its_pages(
+    api: Api, tmp_path: Path
+) -> None:
+    """SQLite's own documentation (public domain), served as it ships: a crawl from its index
+    through its real links, the pages read by naturali's HTML reader."""
+    if not (SQLITE_DOCS / "index.html").exists():
+        pytest.fail("this test crawls Debian's sqlite3-doc: apt-get install -y sqlite3-doc")
+    handler = functools.partial(_QuietFiles, directory=str(SQLITE_DOCS))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        project = api.project()
+        pages = ["index.html", "about.html", "whentouse.html", "quickstart.html"]
+        body = {
+            "kind": "web",
+            "url": f"http://127.0.0.1:{server.server_address[1]}/index.html",
+            "path": "/sqlite/",
+            "include": pages,  # four of its 766 pages, reached by its own links
+        }
+        made = api.post(f"/v1/projects/{project}/sources", json=body).json()
+        api.post(f"/v1/projects/{project}/sources/{made['id']}/sync")
+        source = _synced(api, project, made["id"])
+        assert source["last_run"]["error"] is None, source["last_run"]
+        assert set(_documents(api, project)) == {f"/sqlite/{page}" for page in pages}
+        query = "situations where SQLite works well instead of a client/server database"
+        hit = api.search(project, query=query, limit=1).json()["results"][0]
+        assert hit["path"] == "/sqlite/whentouse.html"
+        assert hit["metadata"]["source"]["url"].endswith("/whentouse.html")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
