@@ -385,14 +385,17 @@ def test_a_sync_is_held_by_one_worker_and_stops_when_its_lease_is_taken(api: Api
     assert storage.claim_source("worker_b", 60, time.time()) is None  # held: not taken twice
     assert storage.renew_source(source.id, "worker_a", 60)
     assert not storage.renew_source(source.id, "worker_b", 60)
-    taken = storage.claim_source("worker_b", 60, time.time() + 120)  # a's lease ran out
-    assert taken is None  # nothing was due any more: the request was cleared when a took it
-    run = Run(heartbeat=lambda: storage.renew_source(source.id, "worker_b", 60))
+    later = time.time() + 120  # a died: its lease ran out, and the sync is taken again
+    resumed = storage.claim_source("worker_b", 60, later)
+    assert resumed is not None and resumed.id == source.id
+    run = Run(heartbeat=lambda: storage.renew_source(source.id, "worker_a", 60))
     run._beaten = 0.0  # noqa: SLF001 (the next beat is due)
     with pytest.raises(LeaseLost):
         run.beat()
-    assert storage.finish_source(source.id, "worker_a", {"at": now}, None, None)
-    assert storage.get_source(project, source.id).last_run == {"at": now}  # type: ignore[union-attr]
+    assert not storage.finish_source(source.id, "worker_a", {"at": now}, None, None, later)
+    assert storage.finish_source(source.id, "worker_b", {"at": now}, None, None, later)
+    done = storage.get_source(project, source.id)
+    assert done is not None and done.last_run == {"at": now} and done.requested_at is None
 
 
 def test_a_sitemap_bomb_or_a_broken_sitemap_is_refused_within_its_bound() -> None:

@@ -238,5 +238,5 @@ class Source(_Model):
     last_run: SourceRun | None = None
     # When the servers sync it next.
     next_run_at: str | None = None
-    # A sync asked for and not yet begun.
+    # A sync asked for and not yet ended (waiting for a server, or running).
     sync_requested: bool = False

@@ -336,7 +336,9 @@ class SourceOut(BaseModel):
     updated_at: str
     last_run: SourceRun | None = None
     next_run_at: str | None = Field(None, description="When the servers sync it next.")
-    sync_requested: bool = Field(False, description="A sync asked for and not yet begun.")
+    sync_requested: bool = Field(
+        False, description="A sync asked for and not yet ended (waiting for a server, or running)."
+    )
 
     @classmethod
     def of(cls, s: Source) -> SourceOut:

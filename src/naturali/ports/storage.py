@@ -433,7 +433,8 @@ class SourceStorage(Protocol):
     def request_source_sync(self, project_id: str, source_id: str, at: float) -> None: ...
 
     def claim_source(self, owner: str, lease_seconds: float, now: float) -> Source | None:
-        """A due source no live lease holds, now held by ``owner``, its request cleared."""
+        """A due source no live lease holds, now held by ``owner`` (a request stays until
+        the run ends, so a sync whose server died is taken again)."""
         ...
 
     def renew_source(self, source_id: str, owner: str, lease_seconds: float) -> bool: ...
@@ -445,8 +446,10 @@ class SourceStorage(Protocol):
         last_run: dict[str, Any],
         cursor: str | None,
         next_run_at: float | None,
+        started: float,
     ) -> bool:
-        """Record the run and release the lease; False if ``owner`` no longer held it."""
+        """Record the run, clear the requests made before it ``started``, release the
+        lease; False if ``owner`` no longer held it."""
         ...
 
 

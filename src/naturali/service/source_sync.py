@@ -69,7 +69,8 @@ class SourceWorker:
 
     def run_once(self) -> bool:
         """Take one due sync and run it; False when none is due (tests call it)."""
-        source = self._storage.claim_source(self.owner, self._lease, time.time())
+        started = time.time()
+        source = self._storage.claim_source(self.owner, self._lease, started)
         if source is None:
             return False
         run = Run(heartbeat=lambda: self._storage.renew_source(source.id, self.owner, self._lease))
@@ -87,7 +88,7 @@ class SourceWorker:
         next_run = time.time() + every if every else None
         record = run.record().model_dump()
         cursor = run.cursor or source.cursor  # a failed run leaves where the last one ended
-        self._storage.finish_source(source.id, self.owner, record, cursor, next_run)
+        self._storage.finish_source(source.id, self.owner, record, cursor, next_run, started)
         return True
 
     def _work(self) -> None:

@@ -1,6 +1,7 @@
 """The sources' statements, one text for both backends (``p``: ``?`` or ``%s``): a sync is
 due when asked for (``requested_at``) or when its schedule says (``next_run_at``), and is
-held by one server on a lease; finishing it records the run and releases it."""
+held by one server on a lease — a server that dies leaves it due, taken again when the lease
+runs out; finishing it records the run and releases it."""
 
 from __future__ import annotations
 
@@ -28,14 +29,14 @@ def statements(p: str, lock: str = "") -> SourceStatements:
         update=f"UPDATE sources SET spec = {p}, updated_at = {p}, next_run_at = {p} "
         f"WHERE project_id = {p} AND id = {p}",
         delete=f"DELETE FROM sources WHERE project_id = {p} AND id = {p}",
-        request=f"UPDATE sources SET requested_at = coalesce(requested_at, {p}) "
-        f"WHERE project_id = {p} AND id = {p}",
+        request=f"UPDATE sources SET requested_at = {p} WHERE project_id = {p} AND id = {p}",
         due="SELECT * FROM sources WHERE (requested_at IS NOT NULL OR next_run_at <= "
         f"{p}) AND (owner IS NULL OR lease_until < {p}) "
         f"ORDER BY coalesce(requested_at, next_run_at) LIMIT 1 {lock}",
-        claim=f"UPDATE sources SET owner = {p}, lease_until = {p}, requested_at = NULL "
-        f"WHERE id = {p}",
+        claim=f"UPDATE sources SET owner = {p}, lease_until = {p} WHERE id = {p}",
         renew=f"UPDATE sources SET lease_until = {p} WHERE id = {p} AND owner = {p}",
+        # A request made before the run began is answered by it; one made since stays.
         finish=f"UPDATE sources SET owner = NULL, lease_until = NULL, last_run = {p}, "
-        f"cursor = {p}, next_run_at = {p} WHERE id = {p} AND owner = {p}",
+        f"cursor = {p}, next_run_at = {p}, requested_at = CASE WHEN requested_at <= {p} "
+        f"THEN NULL ELSE requested_at END WHERE id = {p} AND owner = {p}",
     )

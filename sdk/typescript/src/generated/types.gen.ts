@@ -2169,7 +2169,7 @@ export type SourceOut = {
     /**
      * Sync Requested
      *
-     * A sync asked for and not yet begun.
+     * A sync asked for and not yet ended (waiting for a server, or running).
      */
     sync_requested?: boolean;
 };

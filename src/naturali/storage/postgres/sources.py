@@ -57,8 +57,9 @@ class PostgresSources:
         last_run: dict[str, Any],
         cursor: str | None,
         next_run_at: float | None,
+        started: float,
     ) -> bool:
-        args = (json.dumps(last_run), cursor, next_run_at, source_id, owner)
+        args = (json.dumps(last_run), cursor, next_run_at, started, source_id, owner)
         return self._write(SQL.finish, args) == 1
 
     def _write(self, sql: str, args: tuple[Any, ...]) -> int:

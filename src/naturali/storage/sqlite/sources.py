@@ -65,7 +65,8 @@ class SqliteSources:
         last_run: dict[str, Any],
         cursor: str | None,
         next_run_at: float | None,
+        started: float,
     ) -> bool:
-        args = (json.dumps(last_run), cursor, next_run_at, source_id, owner)
+        args = (json.dumps(last_run), cursor, next_run_at, started, source_id, owner)
         with self.db.write() as conn:
             return conn.execute(SQL.finish, args).rowcount == 1
