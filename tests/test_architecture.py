@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "naturali"
-INTERFACES = {"api", "cli", "client", "mcp"}
+INTERFACES = {"api", "cli", "client", "integrations", "mcp"}
 DOMAIN = {"ingest", "retrieval", "sources", "text", "vault"}
 
 

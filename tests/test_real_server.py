@@ -594,3 +594,36 @@ def test_cli_documents_list_shows_each_documents_warnings(server: Server, tmp_pa
     assert "warning: no_text: the file holds no text" in listed.stdout
     assert "/scan.pdf  ready  v1, 1 passages, 1 pages (1 read by OCR)" in listed.stdout
     assert "warning: ocr: page(s) 1 had no text layer and were read by OCR" in listed.stdout
+
+
+def test_the_langchain_and_llamaindex_retrievers_against_the_server(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each framework's own calls — invoke/ainvoke, retrieve/aretrieve — through naturali's
+    retrievers, with the hit's provenance in the metadata; base_url and token from the
+    environment when not given."""
+    import asyncio
+
+    from naturali.integrations.langchain import NaturaliRetriever as LangChainRetriever
+    from naturali.integrations.llamaindex import NaturaliRetriever as LlamaIndexRetriever
+
+    monkeypatch.setenv("NATURALI_BASE_URL", server.base_url)
+    monkeypatch.setenv("NATURALI_TOKEN", server.token)
+    question = "how long do refunds take?"
+    chain = LangChainRetriever(project_id=server.demo_project, limit=3)
+    documents = chain.invoke(question)
+    assert len(documents) == 3 and "refund" in documents[0].page_content.lower()
+    cited = documents[0].metadata
+    assert cited["source_type"] == "document" and cited["path"].startswith("/handbook/")
+    assert {"chunk_id", "document_id", "score", "similarity_score"} <= set(cited)
+    assert [d.page_content for d in asyncio.run(chain.ainvoke(question))] == [
+        d.page_content for d in documents
+    ]
+    only = LangChainRetriever(project_id=server.demo_project, search={"document_paths": ["/x/"]})
+    assert only.invoke(question) == []  # every search parameter reaches the search
+    index = LlamaIndexRetriever(server.demo_project, base_url=server.base_url, token=server.token)
+    nodes = index.retrieve(question)
+    assert nodes[0].node.get_content() == documents[0].page_content
+    assert nodes[0].score == cited["score"] and nodes[0].node.node_id == cited["chunk_id"]
+    again = asyncio.run(index.aretrieve(question))
+    assert [n.node.node_id for n in again] == [n.node.node_id for n in nodes]
