@@ -627,3 +627,15 @@ def test_the_langchain_and_llamaindex_retrievers_against_the_server(
     assert nodes[0].score == cited["score"] and nodes[0].node.node_id == cited["chunk_id"]
     again = asyncio.run(index.aretrieve(question))
     assert [n.node.node_id for n in again] == [n.node.node_id for n in nodes]
+
+
+def test_cli_says_what_placed_a_reranked_hit(server: Server) -> None:
+    """With --rerank, a hit's why line carries the cross-encoder's score that placed it (the
+    fused scores, shown too, no longer order the hits)."""
+    done = _cli(
+        server, "search-knowledge", "--project-id", server.demo_project,
+        "--query", "how long do refunds take", "--rerank", "--explain", "--limit", "3",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    whys = [line for line in done.stdout.splitlines() if line.strip().startswith("why:")]
+    assert len(whys) == 3 and all("rerank " in why and "(orders these)" in why for why in whys)

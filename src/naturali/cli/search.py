@@ -106,4 +106,6 @@ def _reasons(why: Explanation) -> str:
     lexical = (
         f"lexical #{why.lexical_rank} bm25 {why.bm25:.2f}" if why.lexical_rank else "lexical —"
     )
-    return f"{vector} · {lexical} · fused {why.fused:.4f}"
+    # Reranked, the cross-encoder's score is what placed the hit (its score is the place's).
+    rerank = f" · rerank {why.rerank:.3f} (orders these)" if why.rerank is not None else ""
+    return f"{vector} · {lexical} · fused {why.fused:.4f}{rerank}"
