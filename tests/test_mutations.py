@@ -273,3 +273,19 @@ def test_temp_files_of_interrupted_writes_are_cleaned(api: Api) -> None:
     assert not old.exists() and fresh.exists()
     store.save("second", kind="claim", title="Shipping", body="Shipping takes two days.")
     assert not fresh.exists()
+
+
+def test_an_unknown_field_is_kept_and_the_receipt_names_what_it_may_mean(store: Store) -> None:
+    receipt = store.save(
+        "r-unknown", kind="claim", type="decision", title="Ship on Fridays", date="2026-03-01",
+        priorty="high",
+    )  # fmt: skip
+    assert receipt["warnings"] == [
+        "record.date is not a field naturali reads: it is kept, but no query uses it; did you "
+        "mean occurred_at?",
+        "record.priorty is not a field naturali reads: it is kept, but no query uses it",
+    ]
+    record = parse((store.vault / receipt["records"][0]["path"]).read_text())
+    assert record.front["date"] == "2026-03-01" and record.front["priorty"] == "high"
+    again = store.save("r-known", kind="claim", title="Dated", occurred_at="2026-03-01")
+    assert again["warnings"] == []

@@ -282,6 +282,11 @@ class Receipt(WireModel):
     records: list[ReceiptRecord]
     git: GitState
     indexed: bool
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What the write kept but no query reads (an unknown front-matter key, "
+        "with the field it may have meant).",
+    )
 
 
 class ResumeResult(WireModel):

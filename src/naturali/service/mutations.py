@@ -8,7 +8,7 @@ fences; ``service/write_engine.py`` carries the plan out durably.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -28,7 +28,7 @@ from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawReque
 from naturali.service.stores import OpenStore, StoreRegistry, StoreView, require_store
 from naturali.service.write_engine import Plan, WriteEngine
 from naturali.vault.dates import date_issues
-from naturali.vault.record import KINDS, Record, RecordFormatError, render
+from naturali.vault.record import KINDS, Record, RecordFormatError, render, unknown_fields
 
 MANAGED = {
     "format",
@@ -83,6 +83,7 @@ class Mutations:
         API): the receipt and the records as written, for indexing without reading them back."""
         creating = request.expectedRevision is None
         fields, body = _record_fields(request.record, "record", creating=creating)
+        warnings = unknown_fields(fields, "record")
 
         def plan(view: StoreView) -> Plan:
             now = utcnow()
@@ -99,7 +100,7 @@ class Mutations:
             text = body if body is not None else current.scanned.record.body
             return [_planned_write(current.scanned.path, Record(front, text))], []
 
-        return self._write(store, request.requestId, "save", request, plan)
+        return self._write(store, request.requestId, "save", request, plan, warnings)
 
     def correct(
         self, user: User, project_id: str, store_id: str, request: CorrectRequest
@@ -222,10 +223,12 @@ class Mutations:
         operation: str,
         request: BaseModel,
         plan: Callable[[StoreView], Plan],
+        warnings: Sequence[str] = (),
     ) -> Written:
         opened = self._stores.context(store.store_id)
         # An earlier write with this requestId answers from its receipt and writes nothing.
-        written = Written(*self._engine.write(opened, request_id, operation, request, plan))
+        made = self._engine.write(opened, request_id, operation, request, plan, warnings)
+        written = Written(*made)
         if self.after_write is not None:
             self.after_write(store.project_id, store.store_id, written.writes)
         return written

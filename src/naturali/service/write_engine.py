@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -45,10 +45,11 @@ class WriteEngine:
         operation: str,
         request: BaseModel,
         plan: Callable[[StoreView], Plan],
+        warnings: Sequence[str] = (),
     ) -> tuple[Receipt, tuple[PlannedWrite, ...]]:
-        """Plan against the current view and write: the receipt and the writes made. Or the
-        receipt of the earlier write with this ``request_id`` (the same arguments only), and
-        no writes."""
+        """Plan against the current view and write: the receipt (with ``warnings``) and the
+        writes made. Or the receipt of the earlier write with this ``request_id`` (the same
+        arguments only), and no writes."""
         args_hash = hashlib.sha256(
             json.dumps(request.model_dump(), sort_keys=True, default=str).encode()
         ).hexdigest()
@@ -77,11 +78,13 @@ class WriteEngine:
             )
             opened.state.journal_begin(entry)
             opened.note_write()
-            receipt = self._apply(opened, entry)
+            receipt = self._apply(opened, entry, warnings)
             git = self._commit(opened, [request_id])
         return self._with_indexed(opened, receipt.model_copy(update={"git": git})), entry.writes
 
-    def _apply(self, opened: OpenStore, entry: JournalEntry) -> Receipt:
+    def _apply(
+        self, opened: OpenStore, entry: JournalEntry, warnings: Sequence[str] = ()
+    ) -> Receipt:
         """Put the entry's files in place and record its receipt (Git's step still ahead)."""
         vault = opened.store_dir / "vault"
         for write in entry.writes:
@@ -102,6 +105,7 @@ class WriteEngine:
             ],
             git=GitState(state="pending", commit=None),
             indexed=False,  # answered when read (_with_indexed), never journaled
+            warnings=list(warnings),
         )
         opened.state.journal_record(
             entry.request_id, receipt.model_dump(exclude={"indexed"}, exclude_unset=True)

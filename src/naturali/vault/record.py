@@ -7,6 +7,7 @@ date. Unknown keys are kept in ``Record.front`` and written back untouched.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import io
 import re
@@ -23,6 +24,23 @@ from naturali.text.unicode import find_unencodable
 FORMAT = "knowledge-record-v1"
 KINDS = ("page", "claim", "relationship")
 LIFECYCLES = ("active", "superseded", "withdrawn")
+# The front-matter keys naturali reads. Any other is kept as written (unknown keys survive),
+# but means nothing to a query: a write that brings one is told (``unknown_fields``).
+KNOWN_FIELDS = frozenset(
+    {
+        "format", "id", "revision", "kind", "type", "title", "aliases", "tags", "lifecycle",
+        "summary", "entities", "sources", "source_event", "supersedes", "superseded_by",
+        "occurred_at", "recorded_at", "updated_at", "due_at", "expires_at", "valid_until",
+        "owner", "from", "to", "fields", "evidence", "attribution", "assertion_origin",
+        "origin", "recorded_by", "metadata", "content_hash", "body",
+    }
+)  # fmt: skip
+# What a writer most likely meant by a key naturali does not read.
+_MEANT = {
+    "date": "occurred_at", "when": "occurred_at", "happened_at": "occurred_at",
+    "created_at": "recorded_at", "due": "due_at", "deadline": "due_at", "name": "title",
+    "tag": "tags", "alias": "aliases", "entity": "entities", "source": "sources",
+}  # fmt: skip
 # Record ids name files (``<id>.md``): letters, digits and ``. _ : -``, never a path. The one
 # pattern the vault scan and every interface accept.
 RECORD_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$"
@@ -105,6 +123,20 @@ def parse(text: str) -> Record:
     record = Record(front=dict(front), body=text[end + 5 :])
     _validate(record)
     return record
+
+
+def unknown_fields(front: dict[str, Any], where: str) -> list[str]:
+    """A warning for each top-level key naturali does not read, naming the one it may mean."""
+    warnings = []
+    for key in sorted(k for k in front if k not in KNOWN_FIELDS):
+        meant = _MEANT.get(key) or next(
+            iter(difflib.get_close_matches(key, KNOWN_FIELDS, n=1, cutoff=0.75)), None
+        )
+        hint = f"; did you mean {meant}?" if meant else ""
+        warnings.append(
+            f"{where}.{key} is not a field naturali reads: it is kept, but no query uses it{hint}"
+        )
+    return warnings
 
 
 def _validate(record: Record) -> None:

@@ -1657,6 +1657,12 @@ export type Receipt = {
      * Indexed
      */
     indexed: boolean;
+    /**
+     * Warnings
+     *
+     * What the write kept but no query reads (an unknown front-matter key, with the field it may have meant).
+     */
+    warnings?: Array<string>;
 };
 
 /**
