@@ -544,3 +544,48 @@ def test_pickers_offer_the_projects_folders_and_stores(page: Page, server: Serve
     expect(page.locator("article.hit").first).to_be_visible()
     raw = json.loads(str(page.locator("#raw-request").text_content()).split("\n", 1)[1])
     assert raw["memory_store_ids"] == [store["id"]]
+
+
+def test_hits_read_as_a_person_reads_them(page: Page, server: Server) -> None:
+    """The header names the project; a memory hit carries its record's title and opens it; a
+    Markdown passage shows its text, not its marks; grep answers above the new-record form;
+    no two inputs share an id."""
+    size = page.size_name  # type: ignore[attr-defined]
+    store = _api(server, "POST", "/memory_stores", json={"name": f"hits-{size}"})
+    memory = _api(
+        server, "POST", f"/memory_stores/{store['id']}/memories",
+        json={"content": "The courier collects outgoing mail at four.", "title": f"Courier {size}"},
+    )  # fmt: skip
+    _sign_in(page, server)
+    expect(page.locator("#who")).to_contain_text("project demo ·")
+    page.get_by_label("Query (empty: fetch mode)").fill("when does the courier collect the mail")
+    page.get_by_role("button", name="Search").click()
+    hit = page.locator("article.hit", has_text=memory["id"]).first
+    expect(hit.get_by_role("heading")).to_have_text(f"Courier {size}")
+    expect(hit.locator(".meta").first).not_to_contain_text("memory memory")
+    page.get_by_label("Query (empty: fetch mode)").fill("how long do refunds take")
+    page.get_by_role("button", name="Search").click()
+    refunds = page.locator("article.hit", has_text="/handbook/support/refunds.md").first
+    expect(refunds.locator(".snippet")).to_contain_text("How long refunds take")
+    expect(refunds.locator(".snippet")).not_to_contain_text("## ")
+    page.get_by_label("Query (empty: fetch mode)").fill("courier mail")
+    page.get_by_role("button", name="Search").click()
+    page.locator("article.hit", has_text=memory["id"]).first.locator("a.hit-link").click()
+    expect(page.get_by_role("heading", name="History")).to_be_visible()
+    page.get_by_role("link", name="Memory").click()
+    page.locator("#f-store").select_option(store["id"])
+    page.get_by_label("Keywords").fill("courier")
+    page.get_by_role("button", name="Grep").click()
+    expect(page.locator("#records article.hit")).to_have_count(1)
+    above = page.evaluate(
+        "() => !!(document.querySelector('#records').compareDocumentPosition("
+        "[...document.querySelectorAll('h2')].find((e) => e.textContent === 'New record'))"
+        " & Node.DOCUMENT_POSITION_FOLLOWING)"
+    )
+    assert above, "grep's results come before the new-record form"
+    duplicated = page.evaluate(
+        "() => { const ids = [...document.querySelectorAll('[id]')].map((e) => e.id);"
+        " return ids.filter((id, i) => ids.indexOf(id) !== i); }"
+    )
+    assert duplicated == []
+    _shot(page, "hits")

@@ -6,6 +6,7 @@ const state = {
   token: sessionStorage.getItem('naturali.token'),
   project: sessionStorage.getItem('naturali.project'),
   role: sessionStorage.getItem('naturali.role'),
+  projectName: sessionStorage.getItem('naturali.projectName'),
 };
 const main = document.getElementById('main');
 
@@ -159,9 +160,10 @@ function pickProject(projects) {
 }
 
 function choose(p) {
-  Object.assign(state, { project: p.id, role: p.role });
+  Object.assign(state, { project: p.id, role: p.role, projectName: p.name });
   sessionStorage.setItem('naturali.project', p.id);
   sessionStorage.setItem('naturali.role', p.role);
+  sessionStorage.setItem('naturali.projectName', p.name);
 }
 
 // --- search ----------------------------------------------------------------------------------
@@ -286,16 +288,48 @@ function searchHit(hit, i, bm25Top) {
   const where = isDoc
     ? h('a', { href: `#/document/${hit.document_id}?chunk=${encodeURIComponent(hit.chunk_id)}${hit.page ? `&page=${hit.page}` : ''}`, class: 'hit-link' },
       hit.path, hit.page ? ` (page ${hit.page})` : '')
-    : h('span', {}, `memory ${hit.memory_id} · ${hit.memory_store_name}`);
+    : h('a', { href: `#/record/${hit.memory_store_id}/${encodeURIComponent(hit.memory_id)}`, class: 'hit-link' },
+      `${hit.memory_store_name} · ${hit.memory_id}`);
   const code = isDoc && CODE.test(hit.path);
+  const title = h('h3', {}, isDoc ? hit.title : hit.memory_id, ' ');
+  if (!isDoc) { // a memory is a record of its store: its title is the record's
+    api('GET', `${project()}/memory_stores/${hit.memory_store_id}/knowledge/records/${encodeURIComponent(hit.memory_id)}`)
+      .then((record) => { title.firstChild.textContent = record.title; }, () => {});
+  }
   return h('article', { class: 'hit', tabindex: 0, 'aria-label': `result ${i + 1}: ${isDoc ? hit.path : `memory ${hit.memory_id}`}` },
-    h('h3', {}, isDoc ? hit.title : 'Memory', ' '),
+    title,
     h('div', { class: 'meta' }, h('span', {}, hit.source_type), where,
       h('span', {}, `score ${hit.score.toFixed(4)}`),
       hit.similarity_score !== undefined ? h('span', {}, `similarity ${hit.similarity_score.toFixed(3)}`) : null),
-    h('div', { class: `snippet${code ? ' code' : ''}` }, highlightSpans(hit.content ?? '', hit.explain?.matches)),
+    h('div', { class: `snippet${code ? ' code' : ''}` }, ...snippetOf(hit, isDoc)),
     isDoc ? h('div', {}, Object.entries(hit.tags ?? {}).map(([k, v]) => h('span', { class: 'tag' }, `${k}:${v}`))) : null,
     hit.explain ? why(hit.explain, bm25Top) : null);
+}
+
+function snippetOf(hit, isDoc) {
+  const raw = { text: hit.content ?? '', matches: hit.explain?.matches };
+  const shown = isDoc && /\.(md|markdown)$/i.test(hit.path) ? plainMarkdown(raw.text, raw.matches) : raw;
+  return highlightSpans(shown.text, shown.matches);
+}
+
+// A Markdown passage as the text a reader sees — no heading marks, strong emphasis or code
+// ticks — with the matched terms' offsets (the server's, on the raw text) moved with it.
+function plainMarkdown(text, matches) {
+  const cut = [];
+  for (const mark of [/^#{1,6}[ \t]+/gm, /\*\*|__|`/g]) {
+    for (const m of text.matchAll(mark)) cut.push([m.index, m.index + m[0].length]);
+  }
+  cut.sort((a, b) => a[0] - b[0]);
+  const moved = (i) => i - cut.filter(([, end]) => end <= i).reduce((n, [start, end]) => n + end - start, 0);
+  let plain = '';
+  let from = 0;
+  for (const [start, end] of cut) {
+    if (start < from) continue;
+    plain += text.slice(from, start);
+    from = end;
+  }
+  plain += text.slice(from);
+  return { text: plain, matches: (matches ?? []).map((m) => ({ ...m, start: moved(m.start), end: moved(m.end) })) };
 }
 
 // Why this hit: each leg's rank and score, drawn as a bar so the two compare at a glance (the
@@ -663,10 +697,10 @@ async function memoryPage(storeId) {
     const data = await guarded(() => api('POST', `${base}/lookup`, { query: values(lookup).query }));
     if (data) fill(out, h('p', { class: 'status' }, `lookup: ${data.status}`), recordHits(data, storeId, ''));
   } },
-  h('h2', {}, 'Lookup'), h('div', { class: 'fields' }, field('Id, title or alias', input('query', { required: true, list: 'record-options' }))),
+  h('h2', {}, 'Lookup'), h('div', { class: 'fields' }, field('Id, title or alias', input('query', { id: 'f-lookup-query', required: true, list: 'record-options' }))),
   picker('record-options', () => records().then(recordIds)),
   h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Look up')));
-  main.append(h('div', { class: 'cols' }, grep, lookup), canWrite() ? saveForm(base, storeId) : null, out);
+  main.append(h('div', { class: 'cols' }, grep, lookup), out, canWrite() ? saveForm(base, storeId) : null);
 }
 
 function recordHits(data, storeId, query) {
@@ -721,7 +755,7 @@ function saveForm(base, storeId) {
   h('h2', {}, 'New record'),
   h('div', { class: 'fields' },
     field('Kind', h('select', { name: 'kind' }, ['claim', 'page', 'relationship'].map((k) => h('option', {}, k)))),
-    field('Type', input('type', { placeholder: 'fact, decision, meeting…' })), field('Title', input('title', { required: true }))),
+    field('Type', input('type', { id: 'f-new-type', placeholder: 'fact, decision, meeting…' })), field('Title', input('title', { required: true }))),
   field('Body (Markdown)', h('textarea', { name: 'body' })),
   h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Save')));
   return form;
@@ -832,7 +866,10 @@ async function route() {
   const parts = (path || '/').split('/').filter(Boolean);
   document.getElementById('nav').hidden = !state.token || !state.project;
   document.getElementById('account').hidden = !state.token;
-  document.getElementById('who').textContent = state.project ? `project ${state.project} · ${state.role}` : '';
+  // The project by its name (its id on hover): what a person recognises.
+  const who = document.getElementById('who');
+  who.textContent = state.project ? `project ${state.projectName ?? state.project} · ${state.role}` : '';
+  who.title = state.project ?? '';
   for (const link of document.querySelectorAll('nav a')) {
     link.toggleAttribute('aria-current', link.getAttribute('href') === `#/${parts[0]}`);
     if (link.hasAttribute('aria-current')) link.setAttribute('aria-current', 'page');
