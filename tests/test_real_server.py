@@ -329,9 +329,13 @@ def test_cli_knowledge_commands(server: Server) -> None:
     dated = ["--since", "2026-05-01", "--until", "2026-05-31", "--json", *common]
     in_may = json.loads(_cli(server, "knowledge", "grep", "anvils", *dated).stdout)
     assert [h["id"] for h in in_may["hits"]] == ["clm_d"]
-    day = _cli(server, "knowledge", "chronicle-day", "2026-05-04", "--kind", "decision", *common)
+    day = _cli(
+        server, "knowledge", "chronicle-day", "--date", "2026-05-04", "--kind", "decision", *common
+    )
     assert day.returncode == 0 and "clm_d" in day.stdout
-    other = _cli(server, "knowledge", "chronicle-since", "2026-05-01", "--kind", "event", *common)
+    other = _cli(
+        server, "knowledge", "chronicle-since", "--since", "2026-05-01", "--kind", "event", *common
+    )
     assert other.returncode == 0 and "clm_d" not in other.stdout
 
 

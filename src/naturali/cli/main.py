@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import typer
@@ -28,6 +29,23 @@ class Naturali(TyperGroup):
             help="Search a project's documents and memories; a table by default, --json for raw.",
         )
         self.add_command(search)
+
+    def main(self, args: Any = None, *rest: Any, **options: Any) -> Any:
+        given = list(sys.argv[1:] if args is None else args)
+        return super().main(canonical(given), *rest, **options)
+
+
+# One spelling of each option everywhere; an earlier release's is still read, for one release.
+RENAMED = {"--project": "--project-id", "--store": "--store-id"}
+
+
+def canonical(args: list[str]) -> list[str]:
+    """``args`` with the earlier spellings of options in today's (``--project=x`` too)."""
+    out = []
+    for arg in args:
+        name, equals, value = arg.partition("=")
+        out.append(RENAMED.get(name, name) + equals + value if name in RENAMED else arg)
+    return out
 
 
 app = typer.Typer(

@@ -11,8 +11,8 @@ from naturali.cli.common import DataDir, errors, fail, settings
 
 
 def mcp(
-    project: Annotated[str, typer.Option("--project", help="Project id")],
-    store: Annotated[str, typer.Option("--store", help="Memory store id")],
+    project: Annotated[str, typer.Option("--project-id", help="Project id")],
+    store: Annotated[str, typer.Option("--store-id", help="Memory store id")],
     data_dir: Annotated[Path | None, DataDir] = None,
     base_url: Annotated[
         str | None,

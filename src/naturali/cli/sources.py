@@ -14,7 +14,7 @@ app = typer.Typer(
     help="Git repositories the server keeps a project's documents in step with.",
     no_args_is_help=True,
 )
-Project = Annotated[str, typer.Option("--project", help="The project's id")]
+Project = Annotated[str, typer.Option("--project-id", help="Project id")]
 SourceId = Annotated[str, typer.Argument(help="The source's id (src_…)")]
 Ref = Annotated[str | None, typer.Option("--ref", help="A branch or tag (default: HEAD)")]
 Folder = Annotated[str | None, typer.Option("--folder", help="Only this sub-folder")]
@@ -53,12 +53,16 @@ def create(
 @app.command("list")
 def list_sources(
     project: Project,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the sources as JSON")] = False,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
 ) -> None:
     """The project's sources, each with its last run and next one."""
     with errors(), client(base_url, token) as api:
         sources = api.sources.list(project_id=project)
+    if as_json:
+        print_json([s.model_dump(mode="json") for s in sources])
+        return
     for s in sources:
         typer.echo(
             f"{s.id}  {s.url}  → {s.path}  {_last(s.last_run)}  next {s.next_run_at or 'manual'}"

@@ -31,7 +31,7 @@ UPLOADS_IN_FLIGHT = 4
 
 
 Directory = Annotated[Path, typer.Argument(exists=True, file_okay=False, readable=True)]
-ProjectOption = Annotated[str, typer.Option("--project", help="Project id")]
+ProjectOption = Annotated[str, typer.Option("--project-id", help="Project id")]
 PathOption = Annotated[str, typer.Option("--path", help="Logical path prefix, e.g. /handbook/")]
 FollowOutside = Annotated[
     bool,

@@ -23,7 +23,7 @@ def create(
     ] = "read",
     project: Annotated[
         list[str] | None,
-        typer.Option("--project", help="Limit it to this project (repeatable)"),
+        typer.Option("--project-id", help="Limit it to this project (repeatable)"),
     ] = None,
     expires: Annotated[
         str | None, typer.Option("--expires", help="Expire after this long: 30d, 12h, 90m")
@@ -39,12 +39,16 @@ def create(
 
 @app.command("list")
 def list_tokens(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the tokens as JSON")] = False,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
 ) -> None:
     """Your tokens: name, scope, projects, created, last used, expiry (never a secret)."""
     with errors(), client(base_url, token) as api:
         tokens = api.tokens.list()
+    if as_json:
+        print_json([t.model_dump(mode="json") for t in tokens])
+        return
     for t in tokens:
         where = ",".join(t.projects) if t.projects is not None else "all projects"
         state = f"revoked {t.revoked_at}" if t.revoked_at else f"expires {t.expires_at or 'never'}"

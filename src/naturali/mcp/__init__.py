@@ -1,1 +1,1 @@
-"""The MCP server for agents: ``naturali mcp --project … --store …``."""
+"""The MCP server for agents: ``naturali mcp --project-id … --store-id …``."""

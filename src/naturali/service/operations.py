@@ -55,7 +55,9 @@ class Operation:
     tag: str = "records"  # its group in the OpenAPI schema and the TypeScript SDK
     http_name: str | None = None  # its OpenAPI operation id, when not ``name``
     path_field: str | None = None  # the request field that fills the path's last slot
-    argument: str | None = None  # the field the CLI takes as its positional argument
+    # The field the CLI takes as its positional argument: what the command is about (a query,
+    # an id, an entity), never a date — dates are options everywhere (--since, --date).
+    argument: str | None = None
     # Begun as a request arrives, before the operation waits for one of the API's search
     # lanes (api/search_lanes.py), so the wait overlaps it; None: no lane, the thread pool.
     ahead: Callable[[Services, Any], object] | None = None
@@ -220,7 +222,6 @@ OPERATIONS: tuple[Operation, ...] = (
         cli="chronicle-day",
         sdk="records.chronicle_day",
         tag="dates",
-        argument="date",
     ),
     Operation(
         "knowledge_chronicle_since",
@@ -234,7 +235,6 @@ OPERATIONS: tuple[Operation, ...] = (
         cli="chronicle-since",
         sdk="records.chronicle_since",
         tag="dates",
-        argument="since",
     ),
     Operation(
         "knowledge_chronicle_last_seen",
