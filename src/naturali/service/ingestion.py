@@ -23,7 +23,6 @@ of each other project's work, however many files another project queued before i
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,6 +35,7 @@ from naturali.ingest import isolated
 from naturali.model import IngestJob
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import EmbeddedChunk, Storage, VersionConflict
+from naturali.service.background import Background
 
 log = logging.getLogger("naturali.ingestion")
 BATCH = 32  # chunks a batch: ~0.7 s of embedding on 2 cores, the lease's heartbeat
@@ -83,28 +83,19 @@ class IngestionWorker:
         self._embedder = embedder
         self._lease = lease_seconds
         self.owner = new_id("worker")
-        self._wake = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._closed = False
-        self._woken = False
+        self._background = Background(
+            "naturali-ingestion", self.step, POLL_SECONDS, self._hand_back
+        )
         self._held: list[_Held] = []  # in turn order: the first embeds the next batch
         self.chunks_embedded = 0  # by this worker, since start (for metrics)
 
     def start(self) -> None:
         """Start taking jobs (the server does at start, so jobs left by a stopped one resume)."""
-        with self._wake:
-            if self._thread is None and not self._closed:
-                self._thread = threading.Thread(
-                    target=self._work, name="naturali-ingestion", daemon=True
-                )
-                self._thread.start()
+        self._background.start()
 
     def wake(self) -> None:
         """A job was queued: take it now rather than at the next poll."""
-        self.start()
-        with self._wake:
-            self._woken = True
-            self._wake.notify_all()
+        self._background.wake()
 
     def run_once(self) -> bool:
         """Take jobs and embed them until this worker holds none (tests call it)."""
@@ -143,25 +134,7 @@ class IngestionWorker:
     def close(self) -> None:
         """Stop after the current batch; an unfinished job is taken again once its lease
         runs out, here or on another server."""
-        with self._wake:
-            self._closed = True
-            self._wake.notify_all()
-            thread = self._thread
-        if thread is not None:
-            thread.join(timeout=60)
-
-    def _work(self) -> None:
-        while not self._closed:
-            try:
-                if self.step():
-                    continue
-            except Exception:  # the catalog unreachable for a moment: try again later
-                log.exception("taking an ingestion job failed")
-            with self._wake:
-                if not self._woken and not self._closed:
-                    self._wake.wait(POLL_SECONDS)
-                self._woken = False
-        self._hand_back()
+        self._background.close()
 
     def _batch(self, held: _Held) -> bool:
         """Embed the job's next batch, and write the version once it is whole; whether the
@@ -175,7 +148,7 @@ class IngestionWorker:
             for d, v in zip(drafts, vectors, strict=True)
         ]
         self.chunks_embedded += len(drafts)
-        if self._closed:
+        if self._background.closed:
             self._held.insert(0, held)
             self._hand_back()
             return False

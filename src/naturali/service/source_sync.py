@@ -5,13 +5,13 @@ source's ``last_run`` with, for a scheduled source, when it is due next."""
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 
 from naturali.ids import new_id
 from naturali.model import Source
 from naturali.ports.storage import Storage
+from naturali.service.background import Background
 from naturali.service.documents import Documents
 from naturali.service.git_sync import sync_git
 from naturali.service.source_runs import Fetching, LeaseLost, Run
@@ -40,32 +40,18 @@ class SourceWorker:
         self._fetching = fetching
         self._lease = lease_seconds
         self.owner = new_id("worker")
-        self._wake = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._closed = False
-        self._woken = False
+        self._background = Background("naturali-sources", self.run_once, POLL_SECONDS)
 
     def start(self) -> None:
-        with self._wake:
-            if self._thread is None and not self._closed:
-                self._thread = threading.Thread(
-                    target=self._work, name="naturali-sources", daemon=True
-                )
-                self._thread.start()
+        """Start taking due syncs (the server does at start: a schedule needs no caller)."""
+        self._background.start()
 
     def wake(self) -> None:
-        self.start()
-        with self._wake:
-            self._woken = True
-            self._wake.notify_all()
+        """A sync was asked for: take it now rather than at the next poll."""
+        self._background.wake()
 
     def close(self) -> None:
-        with self._wake:
-            self._closed = True
-            self._wake.notify_all()
-            thread = self._thread
-        if thread is not None:
-            thread.join(timeout=60)
+        self._background.close()
 
     def run_once(self) -> bool:
         """Take one due sync and run it; False when none is due (tests call it)."""
@@ -90,15 +76,3 @@ class SourceWorker:
         cursor = run.cursor or source.cursor  # a failed run leaves where the last one ended
         self._storage.finish_source(source.id, self.owner, record, cursor, next_run, started)
         return True
-
-    def _work(self) -> None:
-        while not self._closed:
-            try:
-                if self.run_once():
-                    continue
-            except Exception:  # the catalog unreachable for a moment: try again later
-                log.exception("a source sync failed")
-            with self._wake:
-                if not self._woken and not self._closed:
-                    self._wake.wait(POLL_SECONDS)
-                self._woken = False
