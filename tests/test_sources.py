@@ -199,6 +199,20 @@ def test_a_repository_served_by_git_daemon_is_synced_on_its_schedule(
     hit = api.search(project, query="how do otters sleep", limit=1).json()["results"][0]
     assert hit["path"] == "/handbook/guide.md"
 
+    repo.write("faq.md", "# FAQ\n\nSea otters use rocks as tools.")  # over the wire too:
+    repo.write("guide.md", "# Guide\n\nOtters float on their backs to sleep.")  # change,
+    repo.write("old.md", "# Old\n\nTo be removed.")
+    repo.commit("second")
+    source = _sync(api, project, source)
+    repo.git("mv", "faq.md", "questions.md")  # rename,
+    repo.git("rm", "-q", "old.md")  # and delete between syncs
+    repo.commit("third")
+    source = _sync(api, project, source)
+    run = source["last_run"]
+    assert (run["created"], run["updated"], run["deleted"], run["files_read"]) == (1, 0, 2, 1)
+    assert set(_documents(api, project)) == {"/handbook/guide.md", "/handbook/questions.md"}
+    assert _documents(api, project)["/handbook/guide.md"]["version"] == 2
+
 
 @pytest.mark.parametrize(
     "url",
