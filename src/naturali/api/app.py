@@ -25,6 +25,7 @@ from naturali.api.metrics import Metrics
 from naturali.api.routes import documents, memories, overview, projects, sources, tokens
 from naturali.api.security_headers import SecurityHeaders
 from naturali.api.unexpected import AnswerUnexpected
+from naturali.contracts import glossary
 from naturali.service.container import Services
 
 UI_DIR = Path(__file__).resolve().parents[1] / "ui"
@@ -125,12 +126,23 @@ def _document_errors(app: FastAPI) -> None:
                 statuses = [400, 401] + ([404] if "{" in path else [])
                 for status in statuses:
                     responses.setdefault(str(status), errors.openapi_entry(status))
+                _describe_parameters(operation.get("parameters", []))
         for name in ("HTTPValidationError", "ValidationError"):
             schema["components"]["schemas"].pop(name, None)
         app.openapi_schema = schema
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _describe_parameters(parameters: list[dict[str, Any]]) -> None:
+    """Path and query parameters are described as the glossary says, as body fields are."""
+    for parameter in parameters:
+        name = parameter["name"]
+        parameter.setdefault("description", glossary.description("parameter", name))
+        sample = glossary.example("parameter", name)
+        if sample is not None:
+            parameter.setdefault("example", sample)
 
 
 def _operation_id(route: APIRoute) -> str:

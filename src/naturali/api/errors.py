@@ -10,9 +10,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
+from naturali.contracts.described import Described
 from naturali.errors import InvalidRequest, NaturaliError, TooManyRequests
 from naturali.service.invalid_input import invalid_request
 
@@ -28,14 +29,14 @@ _HTTP_TYPES = {
 }
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(Described):
     type: str
     code: str
     message: str
     param: str | None
 
 
-class ErrorResponse(BaseModel):
+class ErrorResponse(Described):
     error: ErrorBody
 
 

@@ -124,10 +124,23 @@ def _records_method(op: Operation) -> str:
     if len(head) > 101:
         head = f"    def {method}(\n        {arguments}\n    ) -> Any:\n"
     send = "json=_set(params)" if op.method == "POST" else "params=_set(params)"
-    docstring = "\n        ".join(textwrap.wrap(op.doc, 86))
+    described = textwrap.wrap(op.doc, 86) + _parameters(op)
+    docstring = "\n".join(f"        {line}" if line else "" for line in described).lstrip()
     body = "".join(lines) + f"        url = self._url(project_id, memory_store_id) + {url}\n"
     call = f'        return self._call("{op.method}", url, {send})\n'
     return f'\n{head}        """{docstring}"""\n{body}{call}'
+
+
+def _parameters(op: Operation) -> list[str]:
+    """The request's fields, as the keyword arguments ``params`` takes, each described."""
+    fields = {n: f for n, f in op.request.model_fields.items() if n != op.path_field}
+    if not fields:
+        return []
+    lines = ["", "Keyword arguments:"]
+    for name, info in fields.items():
+        text = f"{info.alias or name}: {info.description or ''}"
+        lines += textwrap.wrap(text, 86, initial_indent="    ", subsequent_indent="        ")
+    return lines
 
 
 def _snake(name: str) -> str:

@@ -8,6 +8,10 @@ from typing import Annotated
 import typer
 
 from naturali.cli.common import DataDir, errors, local_service, print_json, settings
+from naturali.contracts.glossary import description
+
+ProjectId = Annotated[str, typer.Argument(help=description("parameter", "project_id"))]
+UserId = Annotated[str, typer.Argument(help=description("parameter", "user_id"))]
 
 app = typer.Typer(
     rich_markup_mode=None,
@@ -21,7 +25,10 @@ app.add_typer(projects, name="project")
 
 
 @users.command("create")
-def create_user(name: str, data_dir: Annotated[Path | None, DataDir] = None) -> None:
+def create_user(
+    name: Annotated[str, typer.Argument(help="The user's name")],
+    data_dir: Annotated[Path | None, DataDir] = None,
+) -> None:
     """Create a user; prints its id and token (the token is shown once)."""
     with errors():
         user, token = local_service(data_dir).users.create(name)
@@ -29,7 +36,7 @@ def create_user(name: str, data_dir: Annotated[Path | None, DataDir] = None) -> 
 
 
 @users.command("token")
-def create_token(user_id: str, data_dir: Annotated[Path | None, DataDir] = None) -> None:
+def create_token(user_id: UserId, data_dir: Annotated[Path | None, DataDir] = None) -> None:
     """Issue another token for a user."""
     with errors():
         token = local_service(data_dir).users.new_token(user_id)
@@ -38,7 +45,7 @@ def create_token(user_id: str, data_dir: Annotated[Path | None, DataDir] = None)
 
 @projects.command("create")
 def create_project(
-    name: str,
+    name: Annotated[str, typer.Argument(help=description("ProjectCreate", "name"))],
     owner: Annotated[str, typer.Option(help="User id of the owner")],
     data_dir: Annotated[Path | None, DataDir] = None,
 ) -> None:
@@ -63,8 +70,8 @@ def list_projects(
 
 @projects.command("add-member")
 def add_member(
-    project_id: str,
-    user_id: str,
+    project_id: ProjectId,
+    user_id: UserId,
     role: Annotated[str, typer.Option(help="owner, editor or viewer")] = "viewer",
     data_dir: Annotated[Path | None, DataDir] = None,
 ) -> None:
@@ -78,7 +85,7 @@ def add_member(
 
 @projects.command("remove-member")
 def remove_member(
-    project_id: str, user_id: str, data_dir: Annotated[Path | None, DataDir] = None
+    project_id: ProjectId, user_id: UserId, data_dir: Annotated[Path | None, DataDir] = None
 ) -> None:
     """Remove a member from a project (the last owner stays)."""
     with errors():

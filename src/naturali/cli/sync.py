@@ -30,7 +30,10 @@ POLL_SECONDS = 0.5  # how often the documents still processing are looked at
 UPLOADS_IN_FLIGHT = 4
 
 
-Directory = Annotated[Path, typer.Argument(exists=True, file_okay=False, readable=True)]
+Directory = Annotated[
+    Path,
+    typer.Argument(exists=True, file_okay=False, readable=True, help="The local folder to read"),
+]
 ProjectOption = Annotated[str, typer.Option("--project-id", help="Project id")]
 PathOption = Annotated[str, typer.Option("--path", help="Logical path prefix, e.g. /handbook/")]
 FollowOutside = Annotated[

@@ -20,66 +20,189 @@ class Records(Resource):
     def grep(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
         """Keyword search (BM25 over title, aliases, body). Every token must match unless mode is
         "any"; "phrase" wants them in order. Superseded wording returns the current record
-        with "via"."""
+        with "via".
+
+        Keyword arguments:
+            snapshot: The snapshot of the first page; a change since is a 409.
+            asOf: naturali extension: answer from the store as it stood at this instant (ISO
+                timestamp with zone) — each record's revision and lifecycle current then,
+                rebuilt from the store's history; the response echoes asOf. Unlike eligibility
+                "include_inactive", a snapshot of a past time.
+            kind: Record kind: page, claim or relationship.
+            type: Ontology type; aliases expand (company → organization).
+            tag: Exact, case-sensitive tag.
+            lifecycle: active (default), superseded, or all (active plus superseded).
+            query: 1–64 word tokens within 500 characters; punctuation separates tokens.
+            mode: all (every token), any, or phrase (in order, adjacent, one field).
+            limit: 1–50 results (default 20).
+            offset: 0–500; follow nextOffset.
+            timeField: The date since/until filter on, applied before ranking.
+            since: From this date or instant (inclusive).
+            until: Up to this date or instant (exclusive)."""
         url = self._url(project_id, memory_store_id) + "/grep"
         return self._call("POST", url, json=_set(params))
 
     def lookup(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
         """Exact id (case-sensitive), full title or alias (never fuzzy): status found, ambiguous
-        or missing."""
+        or missing.
+
+        Keyword arguments:
+            asOf: naturali extension: answer from the store as it stood at this instant (ISO
+                timestamp with zone) — each record's revision and lifecycle current then,
+                rebuilt from the store's history; the response echoes asOf. Unlike eligibility
+                "include_inactive", a snapshot of a past time.
+            kind: Record kind: page, claim or relationship.
+            type: Ontology type; aliases expand (company → organization).
+            tag: Exact, case-sensitive tag.
+            lifecycle: active (default), superseded, or all (active plus superseded).
+            query: An id (case-sensitive) or a full title or alias (normalised, not fuzzy)."""
         url = self._url(project_id, memory_store_id) + "/lookup"
         return self._call("POST", url, json=_set(params))
 
     def records(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
         """The exhaustive inventory of available records, by id (ranked search never proves an
-        inventory complete)."""
+        inventory complete).
+
+        Keyword arguments:
+            snapshot: The snapshot of the first page; a change since is a 409.
+            asOf: naturali extension: answer from the store as it stood at this instant (ISO
+                timestamp with zone) — each record's revision and lifecycle current then,
+                rebuilt from the store's history; the response echoes asOf. Unlike eligibility
+                "include_inactive", a snapshot of a past time.
+            kind: Record kind: page, claim or relationship.
+            type: Ontology type; aliases expand (company → organization).
+            tag: Exact, case-sensitive tag.
+            lifecycle: active (default), superseded, or all (active plus superseded).
+            limit: 1–500 records (default 100).
+            offset: Follow nextOffset."""
         url = self._url(project_id, memory_store_id) + "/records"
         return self._call("POST", url, json=_set(params))
 
     def record(
         self, *, project_id: str, memory_store_id: str, record_id: str, **params: Any
     ) -> Any:
-        """One record whole: front matter, body, revision, sha256 and all evidence."""
+        """One record whole: front matter, body, revision, sha256 and all evidence.
+
+        Keyword arguments:
+            asOf: naturali extension: answer from the store as it stood at this instant (ISO
+                timestamp with zone) — each record's revision and lifecycle current then,
+                rebuilt from the store's history; the response echoes asOf. Unlike eligibility
+                "include_inactive", a snapshot of a past time."""
         slot = quote(record_id, safe="")
         url = self._url(project_id, memory_store_id) + f"/records/{slot}"
         return self._call("GET", url, params=_set(params))
 
     def timeline(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
         """Dated records; kind is the exact record.type (decision, event, meeting). group
-        "source" with an entity gives one row per dated source."""
+        "source" with an entity gives one row per dated source.
+
+        Keyword arguments:
+            asOf: naturali extension: answer from the store as it stood at this instant (ISO
+                timestamp with zone) — each record's revision and lifecycle current then,
+                rebuilt from the store's history; the response echoes asOf. Unlike eligibility
+                "include_inactive", a snapshot of a past time.
+            snapshot: The snapshot of the first page; a change since is a 409.
+            entity: An entity record's id.
+            kind: Exact record.type (decision, event, meeting…), not the record kind.
+            timeField: Which date a record is placed by.
+            since: YYYY-MM-DD or ISO timestamp with zone.
+            until: Inclusive; a date covers its UTC day.
+            order: Oldest first (asc) or newest first (desc).
+            eligibility: Which records count: available ones, or withdrawn ones too.
+            includeSources: Also list the dated sources (group "source").
+            group: "source" with an entity: one row per dated source.
+            limit: At most this many results.
+            offset: Skip this many (follow nextOffset)."""
         url = self._url(project_id, memory_store_id) + "/timeline"
         return self._call("POST", url, json=_set(params))
 
     def chronicle_day(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
         """One day, or its Monday–Sunday week, in an IANA time zone (UTC by default); kind is the
-        exact record.type."""
+        exact record.type.
+
+        Keyword arguments:
+            asOf: naturali extension: answer from the store as it stood at this instant (ISO
+                timestamp with zone) — each record's revision and lifecycle current then,
+                rebuilt from the store's history; the response echoes asOf. Unlike eligibility
+                "include_inactive", a snapshot of a past time.
+            snapshot: The snapshot of the first page; a change since is a 409.
+            date: YYYY-MM-DD
+            kind: Exact record.type (decision, event, meeting…), not the record kind.
+            week: The Monday–Sunday week of date instead.
+            timeZone: The IANA time zone days are read in.
+            limit: At most this many results.
+            offset: Skip this many (follow nextOffset)."""
         url = self._url(project_id, memory_store_id) + "/chronicle/day"
         return self._call("POST", url, json=_set(params))
 
     def chronicle_since(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
         """What happened in an occurrence-time range, oldest first; kind is the exact
-        record.type."""
+        record.type.
+
+        Keyword arguments:
+            asOf: naturali extension: answer from the store as it stood at this instant (ISO
+                timestamp with zone) — each record's revision and lifecycle current then,
+                rebuilt from the store's history; the response echoes asOf. Unlike eligibility
+                "include_inactive", a snapshot of a past time.
+            snapshot: The snapshot of the first page; a change since is a 409.
+            since: From this date or instant (inclusive).
+            until: Up to this date or instant (exclusive).
+            kind: Exact record.type (decision, event, meeting…), not the record kind.
+            entity: An entity record's id.
+            limit: At most this many results.
+            offset: Skip this many (follow nextOffset)."""
         url = self._url(project_id, memory_store_id) + "/chronicle/since"
         return self._call("POST", url, json=_set(params))
 
     def last_seen(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """The latest dated context for an entity at or before a time (default now)."""
+        """The latest dated context for an entity at or before a time (default now).
+
+        Keyword arguments:
+            asOf: naturali extension: answer from the store as it stood at this instant (ISO
+                timestamp with zone) — each record's revision and lifecycle current then,
+                rebuilt from the store's history; the response echoes asOf. Unlike eligibility
+                "include_inactive", a snapshot of a past time.
+            entity: An entity record's id.
+            occurredOnOrBefore: The last date considered."""
         url = self._url(project_id, memory_store_id) + "/chronicle/last_seen"
         return self._call("POST", url, json=_set(params))
 
     def save(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
         """Create a record (record: kind, type, title, aliases, tags, body, …), or update one:
-        give its id with the expectedRevision and expectedHash you read."""
+        give its id with the expectedRevision and expectedHash you read.
+
+        Keyword arguments:
+            requestId: Client id of this mutation; repeating it returns the same receipt.
+            record: Front-matter fields (kind, type, title, aliases, tags, …) and body.
+            id: The record to update (or to create).
+            expectedRevision: The revision you last read: a write over a newer one is a 409.
+            expectedHash: The sha256 you last read: a write over other bytes is a 409."""
         url = self._url(project_id, memory_store_id) + "/save"
         return self._call("POST", url, json=_set(params))
 
     def correct(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """Supersede a claim or relationship with a corrected replacement."""
+        """Supersede a claim or relationship with a corrected replacement.
+
+        Keyword arguments:
+            requestId: Your id for this write: retried, it is applied once.
+            id: The record to correct (its id).
+            expectedRevision: The revision you last read: a write over a newer one is a 409.
+            expectedHash: The sha256 you last read: a write over other bytes is a 409.
+            replacement: The record that replaces the corrected one: front matter fields and
+                body.
+            reason: Why (recorded in the history, 1-2000 characters)."""
         url = self._url(project_id, memory_store_id) + "/correct"
         return self._call("POST", url, json=_set(params))
 
     def withdraw(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """Withdraw a record with a reason: it leaves every query and stays in history."""
+        """Withdraw a record with a reason: it leaves every query and stays in history.
+
+        Keyword arguments:
+            requestId: Your id for this write: retried, it is applied once.
+            id: The record to withdraw (its id).
+            reason: Why (recorded in the history, 1-2000 characters).
+            expectedRevision: The revision you last read: a write over a newer one is a 409.
+            expectedHash: The sha256 you last read: a write over other bytes is a 409."""
         url = self._url(project_id, memory_store_id) + "/withdraw"
         return self._call("POST", url, json=_set(params))
 

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from naturali.contracts.described import Described
 from naturali.model import Folder, IndexState, IngestJobStatus, MemoryStore, ProjectUsage
 
 
-class ModelOut(BaseModel):
+class ModelOut(Described):
     id: str
     dimension: int
 
 
-class IndexOut(BaseModel):
+class IndexOut(Described):
     """The project's search index on the server that answered (each server holds its own)."""
 
     loaded: bool = Field(description="In this server's memory now; else its next search loads it.")
@@ -28,13 +29,13 @@ class IndexOut(BaseModel):
     )
 
 
-class StoreCount(BaseModel):
+class StoreCount(Described):
     id: str
     name: str
     memories: int
 
 
-class OverviewOut(BaseModel):
+class OverviewOut(Described):
     documents: int
     bytes: int
     chunks: int
@@ -62,7 +63,7 @@ class OverviewOut(BaseModel):
         )
 
 
-class FolderOut(BaseModel):
+class FolderOut(Described):
     path: str = Field(description="The folder, ending with '/'.")
     documents: int = Field(description="Documents under it, at any depth.")
     chunks: int = Field(description="Their chunks.")
@@ -72,7 +73,7 @@ class FolderOut(BaseModel):
         return cls(**f.__dict__)
 
 
-class FolderList(BaseModel):
+class FolderList(Described):
     prefix: str
     documents_here: int = Field(description="Documents directly in the prefix.")
     data: list[FolderOut]
@@ -88,7 +89,7 @@ class FolderList(BaseModel):
         )
 
 
-class IngestJobOut(BaseModel):
+class IngestJobOut(Described):
     id: str
     document_id: str
     path: str
@@ -105,7 +106,7 @@ class IngestJobOut(BaseModel):
         return cls(**job.__dict__)
 
 
-class IngestJobList(BaseModel):
+class IngestJobList(Described):
     data: list[IngestJobOut]
     next_cursor: str | None
 

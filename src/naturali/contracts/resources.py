@@ -6,12 +6,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from naturali.contracts.described import Described
 from naturali.model import AuditEntry, Document, Member, Memory, MemoryStore, Project, Source, Token
 
 
-class ProjectOut(BaseModel):
+class ProjectOut(Described):
     id: str
     name: str
     role: str
@@ -24,11 +25,11 @@ class ProjectOut(BaseModel):
         )
 
 
-class ProjectList(BaseModel):
+class ProjectList(Described):
     data: list[ProjectOut]
 
 
-class TokenOut(BaseModel):
+class TokenOut(Described):
     """A token as listed: never its secret."""
 
     id: str
@@ -51,11 +52,11 @@ class TokenCreated(TokenOut):
     token: str = Field(description="The secret: shown this once, only its hash is kept.")
 
 
-class TokenList(BaseModel):
+class TokenList(Described):
     data: list[TokenOut]
 
 
-class MemberOut(BaseModel):
+class MemberOut(Described):
     project_id: str
     user_id: str
     role: str
@@ -66,11 +67,11 @@ class MemberOut(BaseModel):
         return cls(project_id=m.project_id, user_id=m.user_id, role=m.role, created_at=m.created_at)
 
 
-class MemberList(BaseModel):
+class MemberList(Described):
     data: list[MemberOut]
 
 
-class PagesRead(BaseModel):
+class PagesRead(Described):
     """What was read how on a PDF's or an image's pages. A passage on a page in
     ``ocr_pages`` was read by OCR: check it against the page before quoting it."""
 
@@ -82,7 +83,7 @@ class PagesRead(BaseModel):
     )
 
 
-class DocumentOut(BaseModel):
+class DocumentOut(Described):
     id: str
     project_id: str
     path: str
@@ -122,12 +123,12 @@ class DocumentOut(BaseModel):
         return cls(**d.__dict__)
 
 
-class DocumentList(BaseModel):
+class DocumentList(Described):
     data: list[DocumentOut]
     next_cursor: str | None
 
 
-class Passage(BaseModel):
+class Passage(Described):
     """One passage of a document (a chunk of its current version), in order."""
 
     chunk_id: str
@@ -139,7 +140,7 @@ class Passage(BaseModel):
     )
 
 
-class PassageList(BaseModel):
+class PassageList(Described):
     """A run of a document's passages: ``start`` is the first's place among all ``total``."""
 
     data: list[Passage]
@@ -147,7 +148,7 @@ class PassageList(BaseModel):
     total: int
 
 
-class MemoryStoreOut(BaseModel):
+class MemoryStoreOut(Described):
     id: str
     project_id: str
     name: str
@@ -160,11 +161,11 @@ class MemoryStoreOut(BaseModel):
         return cls(**s.__dict__)
 
 
-class MemoryStoreList(BaseModel):
+class MemoryStoreList(Described):
     data: list[MemoryStoreOut]
 
 
-class MemoryOut(BaseModel):
+class MemoryOut(Described):
     id: str
     project_id: str
     memory_store_id: str
@@ -183,11 +184,11 @@ class MemoryOut(BaseModel):
         return cls(**m.__dict__)
 
 
-class MemoryList(BaseModel):
+class MemoryList(Described):
     data: list[MemoryOut]
 
 
-class TermMatch(BaseModel):
+class TermMatch(Described):
     """A whole word of a result's content whose term is one of the query's: its start and
     end in UTF-16 code units (as JavaScript strings count) and the stemmed term."""
 
@@ -196,7 +197,7 @@ class TermMatch(BaseModel):
     term: str
 
 
-class Explanation(BaseModel):
+class Explanation(Described):
     """Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
     candidates (null when that leg did not propose it), its cosine and BM25 score, and the
     fused score that orders the results — or, with ``rerank: true``, the cross-encoder's
@@ -214,7 +215,7 @@ class Explanation(BaseModel):
     )
 
 
-class DocumentKnowledgeResult(BaseModel):
+class DocumentKnowledgeResult(Described):
     source_type: Literal["document"]
     document_id: str
     chunk_id: str
@@ -240,7 +241,7 @@ class DocumentKnowledgeResult(BaseModel):
     )
 
 
-class MemoryKnowledgeResult(BaseModel):
+class MemoryKnowledgeResult(Described):
     source_type: Literal["memory"]
     memory_id: str
     memory_store_id: str
@@ -262,16 +263,16 @@ KnowledgeResult = Annotated[
 ]
 
 
-class KnowledgeSearchResponse(BaseModel):
+class KnowledgeSearchResponse(Described):
     results: list[KnowledgeResult]
 
 
-class Deleted(BaseModel):
+class Deleted(Described):
     id: str
     deleted: bool = True
 
 
-class UsageOut(BaseModel):
+class UsageOut(Described):
     """What a project stores, beside its quotas (0: no quota)."""
 
     documents: int
@@ -281,7 +282,7 @@ class UsageOut(BaseModel):
     quotas: dict[str, int]
 
 
-class AuditEntryOut(BaseModel):
+class AuditEntryOut(Described):
     seq: int
     at: str
     user_id: str
@@ -297,12 +298,12 @@ class AuditEntryOut(BaseModel):
         return cls(**fields)
 
 
-class AuditPage(BaseModel):
+class AuditPage(Described):
     data: list[AuditEntryOut]
     next_cursor: str | None
 
 
-class SourceRun(BaseModel):
+class SourceRun(Described):
     """What a source's last sync did."""
 
     at: str = Field(description="When it ended.")
@@ -321,7 +322,7 @@ class SourceRun(BaseModel):
     error: str | None = Field(None, description="Why the whole sync failed, if it did.")
 
 
-class SourceOut(BaseModel):
+class SourceOut(Described):
     id: str
     project_id: str
     kind: Literal["git", "web"]
@@ -359,5 +360,5 @@ def _iso(epoch: float | None) -> str | None:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-class SourceList(BaseModel):
+class SourceList(Described):
     data: list[SourceOut]

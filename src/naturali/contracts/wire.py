@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 from pydantic.alias_generators import to_camel
 
+from naturali.contracts.described import Described
 
-class WireModel(BaseModel):
+
+class WireModel(Described):
     """Fields left unset are left out of the wire form (the spec omits what does not apply,
     such as ``via`` on a direct hit); fields set to None are sent as null."""
 

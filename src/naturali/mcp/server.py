@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from naturali.contracts.records import CompleteHit, list_row
 from naturali.mcp.backend import Backend, BackendError, explain
@@ -132,9 +132,8 @@ def _signature(operation: Operation) -> inspect.Signature:
     parameters = []
     for field_name in required + optional:
         info = fields[field_name]
-        annotation: Any = (
-            Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
-        )
+        described = Field(description=info.description, examples=info.examples)
+        annotation: Any = Annotated[info.annotation, *info.metadata, described]
         default = inspect.Parameter.empty if info.is_required() else info.get_default()
         parameters.append(
             inspect.Parameter(

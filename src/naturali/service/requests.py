@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from naturali.contracts.described import Described
 from naturali.model import ROLES
 from naturali.service import validation
 from naturali.vault.record import RECORD_ID_PATTERN
@@ -53,7 +54,7 @@ TagKey = Annotated[str, _documented(r"^[^:\x00-\x1f\x7f-\x9f]+$", maxLength=256)
 Tags = dict[TagKey, Annotated[str, _documented(ONE_LINE_PATTERN, maxLength=256)]]
 
 
-class Strict(BaseModel):
+class Strict(Described):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     @model_validator(mode="before")

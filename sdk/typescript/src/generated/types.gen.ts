@@ -10,36 +10,52 @@ export type ClientOptions = {
 export type AuditEntryOut = {
     /**
      * Seq
+     *
+     * The audit entry's sequence number (increasing).
      */
     seq: number;
     /**
      * At
+     *
+     * When (UTC).
      */
     at: string;
     /**
      * User Id
+     *
+     * The user's id.
      */
     user_id: string;
     /**
      * Token Name
+     *
+     * The token the call was made with, or null.
      */
     token_name: string | null;
     /**
      * Request Id
+     *
+     * The HTTP request's id (the X-Request-Id header).
      */
     request_id: string;
     /**
      * Operation
+     *
+     * What was done.
      */
     operation: string;
     /**
      * Ids
+     *
+     * The ids of what was acted on.
      */
     ids: {
         [key: string]: string;
     };
     /**
      * Status
+     *
+     * The HTTP status answered.
      */
     status: number;
 };
@@ -50,10 +66,14 @@ export type AuditEntryOut = {
 export type AuditPage = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<AuditEntryOut>;
     /**
      * Next Cursor
+     *
+     * Pass as ?cursor= for the next page; null at the end.
      */
     next_cursor: string | null;
 };
@@ -94,14 +114,20 @@ export type ChronicleDayRequest = {
     week?: boolean;
     /**
      * Timezone
+     *
+     * The IANA time zone days are read in.
      */
     timeZone?: string;
     /**
      * Limit
+     *
+     * At most this many results.
      */
     limit?: number;
     /**
      * Offset
+     *
+     * Skip this many (follow nextOffset).
      */
     offset?: number;
 };
@@ -124,10 +150,14 @@ export type ChronicleSinceRequest = {
     snapshot?: string | null;
     /**
      * Since
+     *
+     * From this date or instant (inclusive).
      */
     since: string;
     /**
      * Until
+     *
+     * Up to this date or instant (exclusive).
      */
     until?: string | null;
     /**
@@ -138,14 +168,20 @@ export type ChronicleSinceRequest = {
     kind?: string | null;
     /**
      * Entity
+     *
+     * An entity record's id.
      */
     entity?: string | null;
     /**
      * Limit
+     *
+     * At most this many results.
      */
     limit?: number;
     /**
      * Offset
+     *
+     * Skip this many (follow nextOffset).
      */
     offset?: number;
 };
@@ -156,18 +192,26 @@ export type ChronicleSinceRequest = {
 export type Citation = {
     /**
      * Id
+     *
+     * The cited record's id.
      */
     id: string;
     /**
      * Path
+     *
+     * The record file's path in the store.
      */
     path: string;
     /**
      * Revision
+     *
+     * The record's revision, 1 on create, +1 on each write.
      */
     revision: number;
     /**
      * Sha256
+     *
+     * The SHA-256 of the exact bytes (hex).
      */
     sha256: string;
 };
@@ -178,74 +222,117 @@ export type Citation = {
 export type CompleteHit = {
     /**
      * Id
+     *
+     * The record's id.
      */
     id: string;
     /**
      * Kind
+     *
+     * The record's kind.
      */
     kind: string;
     /**
      * Type
+     *
+     * The record's type (from the ontology).
      */
     type: string;
     /**
      * Title
+     *
+     * The title.
      */
     title: string;
     /**
      * Aliases
+     *
+     * Other names the record is found by in lookup.
      */
     aliases: Array<string>;
     /**
      * Tags
+     *
+     * The record's tags.
      */
     tags: Array<string>;
     /**
      * Summary
+     *
+     * The record's one-line summary.
      */
     summary: string;
     /**
      * Lifecycle
+     *
+     * The record's lifecycle state.
      */
     lifecycle: string;
     /**
      * Matches
+     *
+     * The fields the query matched.
      */
     matches: Array<string>;
     /**
      * Score
+     *
+     * The BM25 score (null without a query).
      */
     score: number | null;
     /**
      * Attribution
+     *
+     * Who the record is attributed to, as written.
      */
     attribution?: unknown;
     /**
      * Assertionorigin
+     *
+     * Who asserted the record (the front matter's origin).
      */
     assertionOrigin?: unknown;
     /**
      * Path
+     *
+     * The record file's path in the store.
      */
     path: string;
     /**
      * Revision
+     *
+     * The record's revision, 1 on create, +1 on each write.
      */
     revision: number;
     /**
      * Sha256
+     *
+     * The SHA-256 of the exact bytes (hex).
      */
     sha256: string;
+    /**
+     * The matched text, with where it is.
+     */
     snippet: Snippet;
     /**
      * Evidence
+     *
+     * Where the record's claims come from, each a locator that verifies.
      */
     evidence: Array<Evidence>;
     /**
      * Evidencetruncated
+     *
+     * true when more evidence exists than is shown here.
      */
     evidenceTruncated: boolean;
+    /**
+     * What to cite: the record's id, path, revision and sha256.
+     */
     citation: Citation;
+    /**
+     * Set when superseded wording matched: the record it led from.
+     */
     via?: Via | null;
 };
 
@@ -257,28 +344,40 @@ export type CompleteHit = {
 export type CorrectRequest = {
     /**
      * Requestid
+     *
+     * Your id for this write: retried, it is applied once.
      */
     requestId: string;
     /**
      * Id
+     *
+     * The record to correct (its id).
      */
     id: string;
     /**
      * Expectedrevision
+     *
+     * The revision you last read: a write over a newer one is a 409.
      */
     expectedRevision: number;
     /**
      * Expectedhash
+     *
+     * The sha256 you last read: a write over other bytes is a 409.
      */
     expectedHash: string;
     /**
      * Replacement
+     *
+     * The record that replaces the corrected one: front matter fields and body.
      */
     replacement: {
         [key: string]: unknown;
     };
     /**
      * Reason
+     *
+     * Why (recorded in the history, 1-2000 characters).
      */
     reason: string;
 };
@@ -289,10 +388,14 @@ export type CorrectRequest = {
 export type Coverage = {
     /**
      * Complete
+     *
+     * true when every file was read.
      */
     complete: boolean;
     /**
      * Issues
+     *
+     * The files that could not be read, and why.
      */
     issues: Array<Issue>;
 };
@@ -303,26 +406,38 @@ export type Coverage = {
 export type DateValue = {
     /**
      * Field
+     *
+     * The field the text or date comes from.
      */
     field: string;
     /**
      * Value
+     *
+     * The date as written in the record.
      */
     value: string;
     /**
      * Dateonly
+     *
+     * true when the date has no time of day.
      */
     dateOnly: boolean;
     /**
      * Start
+     *
+     * The instant the date's span starts (UTC).
      */
     start: string;
     /**
      * End
+     *
+     * The instant the date's span ends (UTC, exclusive).
      */
     end: string;
     /**
      * Local
+     *
+     * The date in the asked time zone.
      */
     local?: string | null;
 };
@@ -333,10 +448,14 @@ export type DateValue = {
 export type Deleted = {
     /**
      * Id
+     *
+     * The deleted object's id.
      */
     id: string;
     /**
      * Deleted
+     *
+     * true: it is gone.
      */
     deleted?: boolean;
 };
@@ -347,66 +466,96 @@ export type Deleted = {
 export type DocumentKnowledgeResult = {
     /**
      * Source Type
+     *
+     * document or memory.
      */
     source_type: 'document';
     /**
      * Document Id
+     *
+     * The document's id.
      */
     document_id: string;
     /**
      * Chunk Id
+     *
+     * The passage's id: cite it, or read the passages around it.
      */
     chunk_id: string;
     /**
      * Document Version
+     *
+     * The document version the passage belongs to.
      */
     document_version: number;
     /**
      * Page
+     *
+     * The page the passage is on (PDF), else null.
      */
     page: number | null;
     /**
      * File Id
+     *
+     * The stored file's id (one per uploaded content).
      */
     file_id: string;
     /**
      * Project Id
+     *
+     * The project's id.
      */
     project_id: string;
     /**
      * Path
+     *
+     * The path, relative to the project or store root.
      */
     path: string;
     /**
      * Filename
+     *
+     * The uploaded file's name.
      */
     filename: string;
     /**
      * Size
+     *
+     * The file's size in bytes.
      */
     size: number;
     /**
      * Title
+     *
+     * The document's title (its first heading, or its name).
      */
     title: string;
     /**
      * Metadata
+     *
+     * What was read from the file (format-specific).
      */
     metadata: {
         [key: string]: unknown;
     };
     /**
      * Tags
+     *
+     * Key-value labels (keys ≤ 256 chars without ':'; values ≤ 256).
      */
     tags: {
         [key: string]: string;
     };
     /**
      * Content
+     *
+     * The passage's own text (null in a fetch without a query when not stored).
      */
     content: string | null;
     /**
      * Score
+     *
+     * The ranking score (higher is better; compare within one answer).
      */
     score: number;
     /**
@@ -417,10 +566,14 @@ export type DocumentKnowledgeResult = {
     similarity_score?: number | null;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
     /**
      * Updated At
+     *
+     * When it last changed (UTC).
      */
     updated_at: string;
     /**
@@ -435,10 +588,14 @@ export type DocumentKnowledgeResult = {
 export type DocumentList = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<DocumentOut>;
     /**
      * Next Cursor
+     *
+     * Pass as ?cursor= for the next page; null at the end.
      */
     next_cursor: string | null;
 };
@@ -449,74 +606,108 @@ export type DocumentList = {
 export type DocumentOut = {
     /**
      * Id
+     *
+     * This object's id.
      */
     id: string;
     /**
      * Project Id
+     *
+     * The project's id.
      */
     project_id: string;
     /**
      * Path
+     *
+     * The path, relative to the project or store root.
      */
     path: string;
     /**
      * Title
+     *
+     * The document's title (its first heading, or its name).
      */
     title: string;
     /**
      * Metadata
+     *
+     * What was read from the file (format-specific).
      */
     metadata: {
         [key: string]: unknown;
     };
     /**
      * Tags
+     *
+     * Key-value labels (keys ≤ 256 chars without ':'; values ≤ 256).
      */
     tags: {
         [key: string]: string;
     };
     /**
      * Version
+     *
+     * The document's version, +1 each time its content changes.
      */
     version: number;
     /**
      * File Id
+     *
+     * The stored file's id (one per uploaded content).
      */
     file_id: string;
     /**
      * Filename
+     *
+     * The uploaded file's name.
      */
     filename: string;
     /**
      * Size
+     *
+     * The file's size in bytes.
      */
     size: number;
     /**
      * Content Type
+     *
+     * The file's media type.
      */
     content_type: string;
     /**
      * Content Hash
+     *
+     * The SHA-256 of the content (hex).
      */
     content_hash: string;
     /**
      * Chunk Count
+     *
+     * Passages the document was cut into.
      */
     chunk_count: number;
     /**
      * Page Count
+     *
+     * Pages in the file (PDF and images), else null.
      */
     page_count: number | null;
     /**
      * Warnings
+     *
+     * What was skipped or guessed, one sentence each.
      */
     warnings: Array<string>;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
     /**
      * Updated At
+     *
+     * When it last changed (UTC).
      */
     updated_at: string;
     /**
@@ -569,18 +760,26 @@ export type DocumentOut = {
 export type ErrorBody = {
     /**
      * Type
+     *
+     * The error's class.
      */
     type: string;
     /**
      * Code
+     *
+     * A stable code to branch on.
      */
     code: string;
     /**
      * Message
+     *
+     * What is wrong and how to fix it.
      */
     message: string;
     /**
      * Param
+     *
+     * The request field at fault, if any.
      */
     param: string | null;
 };
@@ -589,6 +788,9 @@ export type ErrorBody = {
  * ErrorResponse
  */
 export type ErrorResponse = {
+    /**
+     * What went wrong, or null.
+     */
     error: ErrorBody;
 };
 
@@ -601,18 +803,26 @@ export type ErrorResponse = {
 export type Evidence = {
     /**
      * Source
+     *
+     * An available record's id or a document id this evidence points to.
      */
     source: string;
     /**
      * Page
+     *
+     * The page, as the record's front matter spells it.
      */
     page?: unknown;
     /**
      * Line
+     *
+     * The line, as the record's front matter spells it.
      */
     line?: unknown;
     /**
      * Quote
+     *
+     * The quoted words, as the record's front matter spells it.
      */
     quote?: unknown;
 };
@@ -628,26 +838,38 @@ export type Evidence = {
 export type Explanation = {
     /**
      * Vector Rank
+     *
+     * Its rank in the vector leg (1 = first), or null.
      */
     vector_rank: number | null;
     /**
      * Cosine
+     *
+     * Its cosine similarity to the query, or null.
      */
     cosine: number | null;
     /**
      * Lexical Rank
+     *
+     * Its rank in the lexical leg (1 = first), or null.
      */
     lexical_rank: number | null;
     /**
      * Bm25
+     *
+     * Its BM25 score in the lexical leg, or null.
      */
     bm25: number | null;
     /**
      * Fused
+     *
+     * The blended score of both legs.
      */
     fused: number;
     /**
      * Rerank
+     *
+     * The cross-encoder's score, when reranked.
      */
     rerank?: number | null;
     /**
@@ -664,6 +886,8 @@ export type Explanation = {
 export type FolderList = {
     /**
      * Prefix
+     *
+     * The folder listed.
      */
     prefix: string;
     /**
@@ -674,10 +898,14 @@ export type FolderList = {
     documents_here: number;
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<FolderOut>;
     /**
      * Next Cursor
+     *
+     * Pass as ?cursor= for the next page; null at the end.
      */
     next_cursor: string | null;
 };
@@ -712,14 +940,20 @@ export type FolderOut = {
 export type Freshness = {
     /**
      * Queriedat
+     *
+     * When this answer was read (UTC).
      */
     queriedAt: string;
     /**
      * Scannedat
+     *
+     * When the store's files were last scanned (UTC).
      */
     scannedAt: string;
     /**
      * Indexedat
+     *
+     * When the index last caught up (UTC), or null.
      */
     indexedAt?: string | null;
 };
@@ -730,14 +964,20 @@ export type Freshness = {
 export type GitState = {
     /**
      * State
+     *
+     * The state.
      */
     state: string;
     /**
      * Commit
+     *
+     * The Git commit.
      */
     commit: string | null;
     /**
      * Error
+     *
+     * What went wrong, or null.
      */
     error?: string | null;
 };
@@ -816,10 +1056,14 @@ export type GrepRequest = {
     timeField?: 'occurred_at' | 'recorded_at' | 'updated_at' | 'due_at';
     /**
      * Since
+     *
+     * From this date or instant (inclusive).
      */
     since?: string | null;
     /**
      * Until
+     *
+     * Up to this date or instant (exclusive).
      */
     until?: string | null;
 };
@@ -830,37 +1074,62 @@ export type GrepRequest = {
 export type GrepResult = {
     /**
      * Query
+     *
+     * The query.
      */
     query: string;
     /**
      * Mode
+     *
+     * How the query's tokens matched.
      */
     mode: string;
     /**
      * Hits
+     *
+     * The matching records, best first.
      */
     hits: Array<CompleteHit>;
     /**
      * Total
+     *
+     * How many there are in all.
      */
     total: number | null;
     /**
      * Offset
+     *
+     * Skip this many (follow nextOffset).
      */
     offset: number;
     /**
      * Nextoffset
+     *
+     * The offset of the next page, or null at the end.
      */
     nextOffset: number | null;
     /**
      * Snapshot
+     *
+     * The snapshot these pages read; pass it back with nextOffset.
      */
     snapshot: string;
+    /**
+     * The index this answer read.
+     */
     index: IndexState;
+    /**
+     * Whether every file was read; the unreadable ones if not.
+     */
     coverage: Coverage;
+    /**
+     * When the store was last scanned and indexed.
+     */
     freshness: Freshness;
     /**
      * Asof
+     *
+     * The past instant the answer was read at, when one was asked.
      */
     asOf?: string | null;
 };
@@ -871,10 +1140,14 @@ export type GrepResult = {
 export type HistoryResult = {
     /**
      * Id
+     *
+     * The record's id.
      */
     id: string;
     /**
      * Revisions
+     *
+     * Every revision, oldest first.
      */
     revisions: Array<Revision>;
 };
@@ -929,10 +1202,14 @@ export type IndexOut = {
 export type IndexState = {
     /**
      * State
+     *
+     * The state.
      */
     state: 'ready' | 'unavailable';
     /**
      * Lag
+     *
+     * true when the index is behind the files.
      */
     lag: boolean;
 };
@@ -943,10 +1220,14 @@ export type IndexState = {
 export type IngestJobList = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<IngestJobOut>;
     /**
      * Next Cursor
+     *
+     * Pass as ?cursor= for the next page; null at the end.
      */
     next_cursor: string | null;
 };
@@ -957,36 +1238,52 @@ export type IngestJobList = {
 export type IngestJobOut = {
     /**
      * Id
+     *
+     * The ingestion job's id.
      */
     id: string;
     /**
      * Document Id
+     *
+     * The document's id.
      */
     document_id: string;
     /**
      * Path
+     *
+     * The path, relative to the project or store root.
      */
     path: string;
     /**
      * State
+     *
+     * The state.
      */
     state: 'queued' | 'running' | 'failed';
     /**
      * Chunks Total
+     *
+     * Passages to embed.
      */
     chunks_total: number;
     /**
      * Chunks Done
+     *
+     * Passages embedded so far.
      */
     chunks_done: number;
     /**
      * Error
+     *
+     * What went wrong, or null.
      */
     error: {
         [key: string]: unknown;
     } | null;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
     /**
@@ -1009,38 +1306,56 @@ export type IngestJobOut = {
 export type InventoryRow = {
     /**
      * Id
+     *
+     * The record's id.
      */
     id: string;
     /**
      * Kind
+     *
+     * The record's kind.
      */
     kind: string;
     /**
      * Type
+     *
+     * The record's type (from the ontology).
      */
     type: string;
     /**
      * Title
+     *
+     * The title.
      */
     title: string;
     /**
      * Lifecycle
+     *
+     * The record's lifecycle state.
      */
     lifecycle: string;
     /**
      * Tags
+     *
+     * The record's tags.
      */
     tags: Array<string>;
     /**
      * Path
+     *
+     * The record file's path in the store.
      */
     path: string;
     /**
      * Revision
+     *
+     * The record's revision, 1 on create, +1 on each write.
      */
     revision: number;
     /**
      * Sha256
+     *
+     * The SHA-256 of the exact bytes (hex).
      */
     sha256: string;
 };
@@ -1051,10 +1366,14 @@ export type InventoryRow = {
 export type Issue = {
     /**
      * Path
+     *
+     * The file that could not be read.
      */
     path: string;
     /**
      * Message
+     *
+     * What is wrong, in a sentence.
      */
     message: string;
 };
@@ -1065,6 +1384,8 @@ export type Issue = {
 export type KnowledgeSearchResponse = {
     /**
      * Results
+     *
+     * The results, best first (documents and memories mixed).
      */
     results: Array<({
         source_type: 'document';
@@ -1085,10 +1406,14 @@ export type LastSeenRequest = {
     asOf?: string | null;
     /**
      * Entity
+     *
+     * An entity record's id.
      */
     entity: string;
     /**
      * Occurredonorbefore
+     *
+     * The last date considered.
      */
     occurredOnOrBefore?: string | null;
 };
@@ -1099,10 +1424,14 @@ export type LastSeenRequest = {
 export type LastSeenResult = {
     /**
      * Entity
+     *
+     * An entity record's id.
      */
     entity: string;
     /**
      * Occurredonorbefore
+     *
+     * The last date considered.
      */
     occurredOnOrBefore: string;
     /**
@@ -1111,12 +1440,26 @@ export type LastSeenResult = {
      * null when the date index is unavailable (retry)
      */
     found: boolean | null;
+    /**
+     * The latest dated row naming the entity, or null.
+     */
     lastSeen: TimelineRow | null;
+    /**
+     * The index this answer read.
+     */
     index: IndexState;
+    /**
+     * Whether every file was read; the unreadable ones if not.
+     */
     coverage: Coverage;
+    /**
+     * When the store was last scanned and indexed.
+     */
     freshness: Freshness;
     /**
      * Asof
+     *
+     * The past instant the answer was read at, when one was asked.
      */
     asOf?: string | null;
 };
@@ -1171,20 +1514,34 @@ export type LookupRequest = {
 export type LookupResult = {
     /**
      * Query
+     *
+     * The query.
      */
     query: string;
     /**
      * Status
+     *
+     * The state.
      */
     status: 'found' | 'ambiguous' | 'missing';
     /**
      * Hits
+     *
+     * The matching records, best first.
      */
     hits: Array<CompleteHit>;
+    /**
+     * Whether every file was read; the unreadable ones if not.
+     */
     coverage: Coverage;
+    /**
+     * When the store was last scanned and indexed.
+     */
     freshness: Freshness;
     /**
      * Asof
+     *
+     * The past instant the answer was read at, when one was asked.
      */
     asOf?: string | null;
 };
@@ -1195,6 +1552,8 @@ export type LookupResult = {
 export type MemberList = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<MemberOut>;
 };
@@ -1205,18 +1564,26 @@ export type MemberList = {
 export type MemberOut = {
     /**
      * Project Id
+     *
+     * The project's id.
      */
     project_id: string;
     /**
      * User Id
+     *
+     * The user's id.
      */
     user_id: string;
     /**
      * Role
+     *
+     * The role: owner, editor or member.
      */
     role: string;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
 };
@@ -1239,16 +1606,22 @@ export type MemberRole = {
 export type MemoryCreate = {
     /**
      * Content
+     *
+     * The text.
      */
     content: string;
     /**
      * Tags
+     *
+     * Key-value labels (keys ≤ 256 chars without ':'; values ≤ 256).
      */
     tags?: {
         [key: string]: unknown | string;
     } | null;
     /**
      * Title
+     *
+     * A short title; the content's first line when left out.
      */
     title?: string | null;
 };
@@ -1259,26 +1632,38 @@ export type MemoryCreate = {
 export type MemoryKnowledgeResult = {
     /**
      * Source Type
+     *
+     * document or memory.
      */
     source_type: 'memory';
     /**
      * Memory Id
+     *
+     * The memory's id.
      */
     memory_id: string;
     /**
      * Memory Store Id
+     *
+     * The memory store's id.
      */
     memory_store_id: string;
     /**
      * Memory Store Name
+     *
+     * The memory store's name.
      */
     memory_store_name: string;
     /**
      * Content
+     *
+     * The text.
      */
     content: string;
     /**
      * Score
+     *
+     * The ranking score (higher is better; compare within one answer).
      */
     score: number;
     /**
@@ -1289,10 +1674,14 @@ export type MemoryKnowledgeResult = {
     similarity_score?: number | null;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
     /**
      * Updated At
+     *
+     * When it last changed (UTC).
      */
     updated_at: string;
     /**
@@ -1307,6 +1696,8 @@ export type MemoryKnowledgeResult = {
 export type MemoryList = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<MemoryOut>;
 };
@@ -1317,22 +1708,32 @@ export type MemoryList = {
 export type MemoryOut = {
     /**
      * Id
+     *
+     * This object's id.
      */
     id: string;
     /**
      * Project Id
+     *
+     * The project's id.
      */
     project_id: string;
     /**
      * Memory Store Id
+     *
+     * The memory store's id.
      */
     memory_store_id: string;
     /**
      * Title
+     *
+     * The title.
      */
     title: string;
     /**
      * Content
+     *
+     * The text.
      */
     content: string;
     /**
@@ -1345,18 +1746,26 @@ export type MemoryOut = {
     };
     /**
      * Revision
+     *
+     * The memory's revision, +1 on each update.
      */
     revision: number;
     /**
      * Content Hash
+     *
+     * The SHA-256 of the content (hex).
      */
     content_hash: string;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
     /**
      * Updated At
+     *
+     * When it last changed (UTC).
      */
     updated_at: string;
 };
@@ -1367,10 +1776,14 @@ export type MemoryOut = {
 export type MemoryStoreCreate = {
     /**
      * Name
+     *
+     * A name (1-200 characters, one line).
      */
     name: string;
     /**
      * Tags
+     *
+     * Key-value labels (keys ≤ 256 chars without ':'; values ≤ 256).
      */
     tags?: {
         [key: string]: unknown | string;
@@ -1383,6 +1796,8 @@ export type MemoryStoreCreate = {
 export type MemoryStoreList = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<MemoryStoreOut>;
 };
@@ -1393,28 +1808,40 @@ export type MemoryStoreList = {
 export type MemoryStoreOut = {
     /**
      * Id
+     *
+     * This object's id.
      */
     id: string;
     /**
      * Project Id
+     *
+     * The project's id.
      */
     project_id: string;
     /**
      * Name
+     *
+     * A name (1-200 characters, one line).
      */
     name: string;
     /**
      * Tags
+     *
+     * Key-value labels (keys ≤ 256 chars without ':'; values ≤ 256).
      */
     tags: {
         [key: string]: string;
     };
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
     /**
      * Updated At
+     *
+     * When it last changed (UTC).
      */
     updated_at: string;
 };
@@ -1425,10 +1852,14 @@ export type MemoryStoreOut = {
 export type MemoryStoreUpdate = {
     /**
      * Name
+     *
+     * A name (1-200 characters, one line).
      */
     name?: string | null;
     /**
      * Tags
+     *
+     * Key-value labels (keys ≤ 256 chars without ':'; values ≤ 256).
      */
     tags?: {
         [key: string]: unknown | string;
@@ -1441,16 +1872,22 @@ export type MemoryStoreUpdate = {
 export type MemoryUpdate = {
     /**
      * Content
+     *
+     * The new content; unchanged when left out.
      */
     content?: string | null;
     /**
      * Tags
+     *
+     * Key-value labels (keys ≤ 256 chars without ':'; values ≤ 256).
      */
     tags?: {
         [key: string]: unknown | string;
     } | null;
     /**
      * Title
+     *
+     * The new title; unchanged when left out.
      */
     title?: string | null;
 };
@@ -1461,10 +1898,14 @@ export type MemoryUpdate = {
 export type ModelOut = {
     /**
      * Id
+     *
+     * The embedding model's name.
      */
     id: string;
     /**
      * Dimension
+     *
+     * The vector's length.
      */
     dimension: number;
 };
@@ -1475,21 +1916,35 @@ export type ModelOut = {
 export type OverviewOut = {
     /**
      * Documents
+     *
+     * Documents stored.
      */
     documents: number;
     /**
      * Bytes
+     *
+     * Bytes stored.
      */
     bytes: number;
     /**
      * Chunks
+     *
+     * Passages stored.
      */
     chunks: number;
     /**
      * Memories
+     *
+     * Memories stored.
      */
     memories: number;
+    /**
+     * The model passages are embedded with.
+     */
     embedding_model: ModelOut;
+    /**
+     * The index this answer read.
+     */
     index: IndexOut;
     /**
      * Ingestion
@@ -1501,6 +1956,8 @@ export type OverviewOut = {
     };
     /**
      * Memory Stores
+     *
+     * Memories per store.
      */
     memory_stores: Array<StoreCount>;
 };
@@ -1546,18 +2003,26 @@ export type PagesRead = {
 export type Passage = {
     /**
      * Chunk Id
+     *
+     * The passage's id: cite it, or read the passages around it.
      */
     chunk_id: string;
     /**
      * Ordinal
+     *
+     * The passage's place in its document, from 0.
      */
     ordinal: number;
     /**
      * Page
+     *
+     * The page the passage is on (PDF), else null.
      */
     page: number | null;
     /**
      * Content
+     *
+     * The passage's text.
      */
     content: string;
     /**
@@ -1576,14 +2041,20 @@ export type Passage = {
 export type PassageList = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<Passage>;
     /**
      * Start
+     *
+     * The first ordinal returned.
      */
     start: number;
     /**
      * Total
+     *
+     * How many there are in all.
      */
     total: number;
 };
@@ -1594,6 +2065,8 @@ export type PassageList = {
 export type ProjectCreate = {
     /**
      * Name
+     *
+     * The project's name (1-200 characters, one line).
      */
     name: string;
 };
@@ -1604,6 +2077,8 @@ export type ProjectCreate = {
 export type ProjectList = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<ProjectOut>;
 };
@@ -1614,18 +2089,26 @@ export type ProjectList = {
 export type ProjectOut = {
     /**
      * Id
+     *
+     * This object's id.
      */
     id: string;
     /**
      * Name
+     *
+     * The project's name.
      */
     name: string;
     /**
      * Role
+     *
+     * The role: owner, editor or member.
      */
     role: string;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
 };
@@ -1638,23 +2121,36 @@ export type ProjectOut = {
 export type Receipt = {
     /**
      * Requestid
+     *
+     * Your id for this write: retried, it is applied once.
      */
     requestId: string;
     /**
      * Operation
+     *
+     * What was done.
      */
     operation: string;
     /**
      * At
+     *
+     * When (UTC).
      */
     at: string;
     /**
      * Records
+     *
+     * The records.
      */
     records: Array<ReceiptRecord>;
+    /**
+     * The write's Git commit state.
+     */
     git: GitState;
     /**
      * Indexed
+     *
+     * true once the write is searchable.
      */
     indexed: boolean;
     /**
@@ -1671,22 +2167,32 @@ export type Receipt = {
 export type ReceiptRecord = {
     /**
      * Id
+     *
+     * The written record's id.
      */
     id: string;
     /**
      * Revision
+     *
+     * The record's revision, 1 on create, +1 on each write.
      */
     revision: number;
     /**
      * Path
+     *
+     * The record file's path in the store.
      */
     path: string;
     /**
      * Sha256
+     *
+     * The SHA-256 of the exact bytes (hex).
      */
     sha256: string;
     /**
      * Lifecycle
+     *
+     * The record's lifecycle state.
      */
     lifecycle: string;
 };
@@ -1697,62 +2203,96 @@ export type ReceiptRecord = {
 export type RecordResult = {
     /**
      * Id
+     *
+     * The record's id.
      */
     id: string;
     /**
      * Kind
+     *
+     * The record's kind.
      */
     kind: string;
     /**
      * Type
+     *
+     * The record's type (from the ontology).
      */
     type: string;
     /**
      * Title
+     *
+     * The title.
      */
     title: string;
     /**
      * Lifecycle
+     *
+     * The record's lifecycle state.
      */
     lifecycle: string;
     /**
      * Tags
+     *
+     * The record's tags.
      */
     tags: Array<string>;
     /**
      * Path
+     *
+     * The record file's path in the store.
      */
     path: string;
     /**
      * Revision
+     *
+     * The record's revision, 1 on create, +1 on each write.
      */
     revision: number;
     /**
      * Sha256
+     *
+     * The SHA-256 of the exact bytes (hex).
      */
     sha256: string;
     /**
      * Summary
+     *
+     * The record's one-line summary.
      */
     summary: string;
     /**
      * Frontmatter
+     *
+     * The record's front matter as written (unknown keys kept).
      */
     frontMatter: {
         [key: string]: unknown;
     };
     /**
      * Body
+     *
+     * The record's Markdown body.
      */
     body: string;
     /**
      * Evidence
+     *
+     * Where the record's claims come from, each a locator that verifies.
      */
     evidence: Array<Evidence>;
+    /**
+     * What to cite: the record's id, path, revision and sha256.
+     */
     citation: Citation;
+    /**
+     * When the store was last scanned and indexed.
+     */
     freshness: Freshness;
     /**
      * Asof
+     *
+     * The past instant the answer was read at, when one was asked.
      */
     asOf?: string | null;
 };
@@ -1819,28 +2359,46 @@ export type RecordsRequest = {
 export type RecordsResult = {
     /**
      * Records
+     *
+     * The records.
      */
     records: Array<InventoryRow>;
     /**
      * Total
+     *
+     * How many there are in all.
      */
     total: number;
     /**
      * Offset
+     *
+     * Skip this many (follow nextOffset).
      */
     offset: number;
     /**
      * Nextoffset
+     *
+     * The offset of the next page, or null at the end.
      */
     nextOffset: number | null;
     /**
      * Snapshot
+     *
+     * The snapshot these pages read; pass it back with nextOffset.
      */
     snapshot: string;
+    /**
+     * Whether every file was read; the unreadable ones if not.
+     */
     coverage: Coverage;
+    /**
+     * When the store was last scanned and indexed.
+     */
     freshness: Freshness;
     /**
      * Asof
+     *
+     * The past instant the answer was read at, when one was asked.
      */
     asOf?: string | null;
 };
@@ -1860,10 +2418,14 @@ export type ResumeRequest = {
 export type ResumeResult = {
     /**
      * Completed
+     *
+     * Writes finished by this call.
      */
     completed: Array<string>;
     /**
      * Gitpending
+     *
+     * Writes still waiting for their Git commit.
      */
     gitPending: Array<string>;
 };
@@ -1874,32 +2436,49 @@ export type ResumeResult = {
 export type Revision = {
     /**
      * Revision
+     *
+     * The record's revision, 1 on create, +1 on each write.
      */
     revision: number;
     /**
      * Requestid
+     *
+     * Your id for this write: retried, it is applied once.
      */
     requestId: string;
     /**
      * Operation
+     *
+     * What was done.
      */
     operation: string;
     /**
      * Lifecycle
+     *
+     * The record's lifecycle state.
      */
     lifecycle: string;
     /**
      * Path
+     *
+     * The record file's path in the store.
      */
     path: string;
     /**
      * Sha256
+     *
+     * The SHA-256 of the exact bytes (hex).
      */
     sha256: string;
     /**
      * At
+     *
+     * When (UTC).
      */
     at: string;
+    /**
+     * The receipt of the write that made this revision.
+     */
     receipt: Receipt | null;
 };
 
@@ -1931,10 +2510,14 @@ export type SaveRequest = {
     id?: string | null;
     /**
      * Expectedrevision
+     *
+     * The revision you last read: a write over a newer one is a 409.
      */
     expectedRevision?: number | null;
     /**
      * Expectedhash
+     *
+     * The sha256 you last read: a write over other bytes is a 409.
      */
     expectedHash?: string | null;
 };
@@ -2021,30 +2604,44 @@ export type SearchRequest = {
 export type Snippet = {
     /**
      * Field
+     *
+     * The field the text or date comes from.
      */
     field: string;
     /**
      * Text
+     *
+     * The snippet's text.
      */
     text: string;
     /**
      * Start
+     *
+     * The snippet's first character in the field.
      */
     start: number;
     /**
      * End
+     *
+     * The character after the snippet's last.
      */
     end: number;
     /**
      * Matchlocated
+     *
+     * false when the match could not be placed in the text.
      */
     matchLocated: boolean;
     /**
      * Linestart
+     *
+     * The snippet's first line in the file.
      */
     lineStart?: number | null;
     /**
      * Lineend
+     *
+     * The snippet's last line in the file.
      */
     lineEnd?: number | null;
 };
@@ -2109,6 +2706,8 @@ export type SourceCreate = {
 export type SourceList = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<SourceOut>;
 };
@@ -2119,52 +2718,79 @@ export type SourceList = {
 export type SourceOut = {
     /**
      * Id
+     *
+     * This object's id.
      */
     id: string;
     /**
      * Project Id
+     *
+     * The project's id.
      */
     project_id: string;
     /**
      * Kind
+     *
+     * The record's kind.
      */
     kind: 'git' | 'web';
     /**
      * Url
+     *
+     * Where the source is fetched from.
      */
     url: string;
     /**
      * Ref
+     *
+     * The branch, tag or commit (Git); null for the default branch.
      */
     ref: string | null;
     /**
      * Folder
+     *
+     * The repository folder (Git) or URL path prefix (web) to read.
      */
     folder: string;
     /**
      * Path
+     *
+     * The folder of the project the source's files are kept under.
      */
     path: string;
     /**
      * Include
+     *
+     * Gitignore-style patterns a file must match.
      */
     include: Array<string>;
     /**
      * Exclude
+     *
+     * Gitignore-style patterns that leave a file out.
      */
     exclude: Array<string>;
     /**
      * Every Seconds
+     *
+     * Seconds between scheduled syncs, or null for on demand.
      */
     every_seconds: number | null;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
     /**
      * Updated At
+     *
+     * When it last changed (UTC).
      */
     updated_at: string;
+    /**
+     * The latest sync's outcome, or null before the first.
+     */
     last_run?: SourceRun | null;
     /**
      * Next Run At
@@ -2186,14 +2812,20 @@ export type SourceOut = {
 export type SourceRef = {
     /**
      * Id
+     *
+     * The source record's id.
      */
     id: string;
     /**
      * Title
+     *
+     * The title.
      */
     title: string;
     /**
      * Type
+     *
+     * The record's type (from the ontology).
      */
     type: string;
 };
@@ -2218,18 +2850,26 @@ export type SourceRun = {
     commit?: string | null;
     /**
      * Created
+     *
+     * Documents added.
      */
     created?: number;
     /**
      * Updated
+     *
+     * Documents changed.
      */
     updated?: number;
     /**
      * Deleted
+     *
+     * Documents removed because their file was.
      */
     deleted?: number;
     /**
      * Unchanged
+     *
+     * Files already up to date.
      */
     unchanged?: number;
     /**
@@ -2269,22 +2909,32 @@ export type SourceRun = {
 export type SourceSummary = {
     /**
      * Id
+     *
+     * The source record's id.
      */
     id: string;
     /**
      * Type
+     *
+     * The record's type (from the ontology).
      */
     type: string;
     /**
      * Title
+     *
+     * The title.
      */
     title: string;
     /**
      * Date
+     *
+     * The date.
      */
     date: string | null;
     /**
      * Summary
+     *
+     * The record's one-line summary.
      */
     summary: string;
 };
@@ -2325,6 +2975,8 @@ export type SourceUpdate = {
     every?: string | null;
     /**
      * Url
+     *
+     * Where the source is fetched from.
      */
     url?: string | null;
 };
@@ -2335,14 +2987,20 @@ export type SourceUpdate = {
 export type StoreCount = {
     /**
      * Id
+     *
+     * This object's id.
      */
     id: string;
     /**
      * Name
+     *
+     * A name (1-200 characters, one line).
      */
     name: string;
     /**
      * Memories
+     *
+     * Memories stored.
      */
     memories: number;
 };
@@ -2356,14 +3014,20 @@ export type StoreCount = {
 export type TermMatch = {
     /**
      * Start
+     *
+     * The term's first character in the content.
      */
     start: number;
     /**
      * End
+     *
+     * The character after the term.
      */
     end: number;
     /**
      * Term
+     *
+     * The query term found.
      */
     term: string;
 };
@@ -2388,6 +3052,8 @@ export type TimelineRequest = {
     snapshot?: string | null;
     /**
      * Entity
+     *
+     * An entity record's id.
      */
     entity?: string | null;
     /**
@@ -2398,6 +3064,8 @@ export type TimelineRequest = {
     kind?: string | null;
     /**
      * Timefield
+     *
+     * Which date a record is placed by.
      */
     timeField?: 'occurred_at' | 'recorded_at' | 'updated_at' | 'due_at';
     /**
@@ -2414,26 +3082,38 @@ export type TimelineRequest = {
     until?: string | null;
     /**
      * Order
+     *
+     * Oldest first (asc) or newest first (desc).
      */
     order?: 'asc' | 'desc';
     /**
      * Eligibility
+     *
+     * Which records count: available ones, or withdrawn ones too.
      */
     eligibility?: 'active' | 'include_inactive';
     /**
      * Includesources
+     *
+     * Also list the dated sources (group "source").
      */
     includeSources?: boolean;
     /**
      * Group
+     *
+     * "source" with an entity: one row per dated source.
      */
     group?: 'source' | null;
     /**
      * Limit
+     *
+     * At most this many results.
      */
     limit?: number;
     /**
      * Offset
+     *
+     * Skip this many (follow nextOffset).
      */
     offset?: number;
 };
@@ -2446,6 +3126,8 @@ export type TimelineRequest = {
 export type TimelineResult = {
     /**
      * Rows
+     *
+     * The rows, in the asked order.
      */
     rows: Array<TimelineRow>;
     /**
@@ -2456,53 +3138,86 @@ export type TimelineResult = {
     total: number | null;
     /**
      * Offset
+     *
+     * Skip this many (follow nextOffset).
      */
     offset: number;
     /**
      * Nextoffset
+     *
+     * The offset of the next page, or null at the end.
      */
     nextOffset: number | null;
     /**
      * Budgettruncated
+     *
+     * true when the page stopped at the response budget.
      */
     budgetTruncated: boolean;
     /**
      * Snapshot
+     *
+     * The snapshot these pages read; pass it back with nextOffset.
      */
     snapshot: string | null;
+    /**
+     * The index this answer read.
+     */
     index: IndexState;
+    /**
+     * Whether every file was read; the unreadable ones if not.
+     */
     coverage: Coverage;
+    /**
+     * When the store was last scanned and indexed.
+     */
     freshness: Freshness;
     /**
      * Sources
+     *
+     * With group "source": the dated sources, one each.
      */
     sources?: Array<SourceSummary> | null;
     /**
      * Sourcestruncated
+     *
+     * true when more sources exist than are listed.
      */
     sourcesTruncated?: boolean | null;
     /**
      * Date
+     *
+     * The date.
      */
     date?: string | null;
     /**
      * Week
+     *
+     * true when the answer covers the week of the date.
      */
     week?: boolean | null;
     /**
      * Timezone
+     *
+     * The IANA time zone days are read in.
      */
     timeZone?: string | null;
     /**
      * From
+     *
+     * The range's first day.
      */
     from?: string | null;
     /**
      * To
+     *
+     * The range's last day.
      */
     to?: string | null;
     /**
      * Asof
+     *
+     * The past instant the answer was read at, when one was asked.
      */
     asOf?: string | null;
 };
@@ -2513,61 +3228,98 @@ export type TimelineResult = {
 export type TimelineRow = {
     /**
      * Id
+     *
+     * The dated record's id.
      */
     id: string;
     /**
      * Kind
+     *
+     * The record's kind.
      */
     kind: string;
     /**
      * Type
+     *
+     * The record's type (from the ontology).
      */
     type: string;
     /**
      * Title
+     *
+     * The title.
      */
     title: string;
     /**
      * Lifecycle
+     *
+     * The record's lifecycle state.
      */
     lifecycle: string;
     /**
      * Summary
+     *
+     * The record's one-line summary.
      */
     summary: string;
+    /**
+     * The date.
+     */
     date: DateValue;
     /**
      * Entities
+     *
+     * Entity record ids the row names.
      */
     entities: Array<string>;
     /**
      * Path
+     *
+     * The record file's path in the store.
      */
     path: string;
     /**
      * Revision
+     *
+     * The record's revision, 1 on create, +1 on each write.
      */
     revision: number;
     /**
      * Sha256
+     *
+     * The SHA-256 of the exact bytes (hex).
      */
     sha256: string;
+    /**
+     * What to cite: the record's id, path, revision and sha256.
+     */
     citation: Citation;
+    /**
+     * With group "source": the dated source this row stands for.
+     */
     source?: SourceRef | null;
     /**
      * Noterecord
+     *
+     * The note record the date was read from.
      */
     noteRecord?: string | null;
     /**
      * Eventclaim
+     *
+     * The claim of the event, as written.
      */
     eventClaim?: string | null;
     /**
      * Claims
+     *
+     * How many claims the source holds.
      */
     claims?: number | null;
     /**
      * Links
+     *
+     * Records this row links to.
      */
     links?: Array<string> | null;
 };
@@ -2580,6 +3332,8 @@ export type TimelineRow = {
 export type TokenCreate = {
     /**
      * Name
+     *
+     * What the token is for (1-200 characters).
      */
     name: string;
     /**
@@ -2608,34 +3362,50 @@ export type TokenCreate = {
 export type TokenCreated = {
     /**
      * Id
+     *
+     * This object's id.
      */
     id: string;
     /**
      * Name
+     *
+     * What the token is for.
      */
     name: string;
     /**
      * Scope
+     *
+     * What the token may do: read, write or admin.
      */
     scope: 'read' | 'write' | 'admin';
     /**
      * Projects
+     *
+     * The projects it is limited to; null for all of the user's.
      */
     projects: Array<string> | null;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
     /**
      * Expires At
+     *
+     * When it stops working (UTC), or null for never.
      */
     expires_at: string | null;
     /**
      * Last Used At
+     *
+     * When it was last used (UTC), or null.
      */
     last_used_at: string | null;
     /**
      * Revoked At
+     *
+     * When it was revoked (UTC), or null.
      */
     revoked_at: string | null;
     /**
@@ -2652,6 +3422,8 @@ export type TokenCreated = {
 export type TokenList = {
     /**
      * Data
+     *
+     * This page's items.
      */
     data: Array<TokenOut>;
 };
@@ -2664,34 +3436,50 @@ export type TokenList = {
 export type TokenOut = {
     /**
      * Id
+     *
+     * This object's id.
      */
     id: string;
     /**
      * Name
+     *
+     * What the token is for.
      */
     name: string;
     /**
      * Scope
+     *
+     * What the token may do: read, write or admin.
      */
     scope: 'read' | 'write' | 'admin';
     /**
      * Projects
+     *
+     * The projects it is limited to; null for all of the user's.
      */
     projects: Array<string> | null;
     /**
      * Created At
+     *
+     * When it was created (UTC).
      */
     created_at: string;
     /**
      * Expires At
+     *
+     * When it stops working (UTC), or null for never.
      */
     expires_at: string | null;
     /**
      * Last Used At
+     *
+     * When it was last used (UTC), or null.
      */
     last_used_at: string | null;
     /**
      * Revoked At
+     *
+     * When it was revoked (UTC), or null.
      */
     revoked_at: string | null;
 };
@@ -2704,22 +3492,32 @@ export type TokenOut = {
 export type UsageOut = {
     /**
      * Documents
+     *
+     * Documents stored.
      */
     documents: number;
     /**
      * Bytes
+     *
+     * Bytes stored.
      */
     bytes: number;
     /**
      * Chunks
+     *
+     * Passages stored.
      */
     chunks: number;
     /**
      * Memories
+     *
+     * Memories stored.
      */
     memories: number;
     /**
      * Quotas
+     *
+     * The project's limits (null: none).
      */
     quotas: {
         [key: string]: number;
@@ -2734,22 +3532,32 @@ export type UsageOut = {
 export type Via = {
     /**
      * Id
+     *
+     * The superseded record's id.
      */
     id: string;
     /**
      * Revision
+     *
+     * The superseded record's revision.
      */
     revision: number;
     /**
      * Title
+     *
+     * The title.
      */
     title?: string | null;
     /**
      * Path
+     *
+     * The superseded record's path.
      */
     path?: string | null;
     /**
      * Sha256
+     *
+     * The SHA-256 of the exact bytes (hex).
      */
     sha256?: string | null;
 };
@@ -2763,22 +3571,32 @@ export type Via = {
 export type WithdrawRequest = {
     /**
      * Requestid
+     *
+     * Your id for this write: retried, it is applied once.
      */
     requestId: string;
     /**
      * Id
+     *
+     * The record to withdraw (its id).
      */
     id: string;
     /**
      * Reason
+     *
+     * Why (recorded in the history, 1-2000 characters).
      */
     reason: string;
     /**
      * Expectedrevision
+     *
+     * The revision you last read: a write over a newer one is a 409.
      */
     expectedRevision?: number | null;
     /**
      * Expectedhash
+     *
+     * The sha256 you last read: a write over other bytes is a 409.
      */
     expectedHash?: string | null;
 };
@@ -2788,6 +3606,8 @@ export type ProjectOverviewData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -2826,6 +3646,8 @@ export type DocumentFoldersData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -2844,6 +3666,8 @@ export type DocumentFoldersData = {
         cursor?: string | null;
         /**
          * Limit
+         *
+         * At most this many results.
          */
         limit?: number;
     };
@@ -2881,6 +3705,8 @@ export type IngestJobsData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -2893,6 +3719,8 @@ export type IngestJobsData = {
         cursor?: string | null;
         /**
          * Limit
+         *
+         * At most this many results.
          */
         limit?: number;
     };
@@ -2988,6 +3816,8 @@ export type GetProjectData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -3026,6 +3856,8 @@ export type ProjectUsageData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -3064,6 +3896,8 @@ export type ProjectAuditData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -3094,6 +3928,8 @@ export type ProjectAuditData = {
         cursor?: string | null;
         /**
          * Limit
+         *
+         * At most this many results.
          */
         limit?: number;
     };
@@ -3135,6 +3971,8 @@ export type ListMembersData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -3173,10 +4011,14 @@ export type RemoveMemberData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * User Id
+         *
+         * The user's id.
          */
         user_id: string;
     };
@@ -3223,10 +4065,14 @@ export type PutMemberData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * User Id
+         *
+         * The user's id.
          */
         user_id: string;
     };
@@ -3343,6 +4189,8 @@ export type RevokeTokenData = {
     path: {
         /**
          * Token Id
+         *
+         * The token's id.
          */
         token_id: string;
     };
@@ -3385,6 +4233,8 @@ export type ListDocumentsData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -3403,6 +4253,8 @@ export type ListDocumentsData = {
         cursor?: string | null;
         /**
          * Limit
+         *
+         * At most this many results.
          */
         limit?: number;
     };
@@ -3444,24 +4296,34 @@ export type CreateDocumentData = {
     body: {
         /**
          * Path
+         *
+         * The path, relative to the project or store root.
          */
         path: string;
         /**
          * Content
+         *
+         * The text.
          */
         content: string;
         /**
          * Title
+         *
+         * The title.
          */
         title?: string | null;
         /**
          * Metadata
+         *
+         * What was read from the file (format-specific).
          */
         metadata?: {
             [key: string]: unknown;
         } | null;
         /**
          * Tags
+         *
+         * Key-value labels (keys ≤ 256 chars without ':'; values ≤ 256).
          */
         tags?: {
             [key: string]: unknown | string;
@@ -3470,6 +4332,8 @@ export type CreateDocumentData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -3528,10 +4392,14 @@ export type DeleteDocumentData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Document Id
+         *
+         * The document's id.
          */
         document_id: string;
     };
@@ -3574,10 +4442,14 @@ export type GetDocumentData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Document Id
+         *
+         * The document's id.
          */
         document_id: string;
     };
@@ -3618,24 +4490,34 @@ export type UpdateDocumentData = {
     body: {
         /**
          * Path
+         *
+         * The path, relative to the project or store root.
          */
         path?: string | null;
         /**
          * Content
+         *
+         * The text.
          */
         content: string;
         /**
          * Title
+         *
+         * The title.
          */
         title?: string | null;
         /**
          * Metadata
+         *
+         * What was read from the file (format-specific).
          */
         metadata?: {
             [key: string]: unknown;
         } | null;
         /**
          * Tags
+         *
+         * Key-value labels (keys ≤ 256 chars without ':'; values ≤ 256).
          */
         tags?: {
             [key: string]: unknown | string;
@@ -3644,10 +4526,14 @@ export type UpdateDocumentData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Document Id
+         *
+         * The document's id.
          */
         document_id: string;
     };
@@ -3706,10 +4592,14 @@ export type ListPassagesData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Document Id
+         *
+         * The document's id.
          */
         document_id: string;
     };
@@ -3728,6 +4618,8 @@ export type ListPassagesData = {
         start?: number;
         /**
          * Limit
+         *
+         * At most this many results.
          */
         limit?: number;
     };
@@ -3765,6 +4657,8 @@ export type ListStoresData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -3803,6 +4697,8 @@ export type CreateStoreData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -3849,10 +4745,14 @@ export type DeleteStoreData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -3895,10 +4795,14 @@ export type GetStoreData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -3937,10 +4841,14 @@ export type UpdateStoreData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -3987,10 +4895,14 @@ export type ListMemoriesData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4033,10 +4945,14 @@ export type CreateMemoryData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4083,14 +4999,20 @@ export type DeleteMemoryData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
         /**
          * Memory Id
+         *
+         * The memory's id.
          */
         memory_id: string;
     };
@@ -4137,14 +5059,20 @@ export type GetMemoryData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
         /**
          * Memory Id
+         *
+         * The memory's id.
          */
         memory_id: string;
     };
@@ -4187,14 +5115,20 @@ export type UpdateMemoryData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
         /**
          * Memory Id
+         *
+         * The memory's id.
          */
         memory_id: string;
     };
@@ -4241,6 +5175,8 @@ export type ListSourcesData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -4279,6 +5215,8 @@ export type CreateSourceData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -4321,10 +5259,14 @@ export type DeleteSourceData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Source Id
+         *
+         * The source's id.
          */
         source_id: string;
     };
@@ -4374,10 +5316,14 @@ export type GetSourceData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Source Id
+         *
+         * The source's id.
          */
         source_id: string;
     };
@@ -4416,10 +5362,14 @@ export type UpdateSourceData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Source Id
+         *
+         * The source's id.
          */
         source_id: string;
     };
@@ -4462,10 +5412,14 @@ export type SyncSourceData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Source Id
+         *
+         * The source's id.
          */
         source_id: string;
     };
@@ -4508,6 +5462,8 @@ export type SearchKnowledgeData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
     };
@@ -4550,10 +5506,14 @@ export type KnowledgeGrepData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4596,10 +5556,14 @@ export type KnowledgeLookupData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4642,10 +5606,14 @@ export type KnowledgeRecordsData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4688,14 +5656,20 @@ export type KnowledgeRecordData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
         /**
          * Record Id
+         *
+         * The record's id (case-sensitive).
          */
         record_id: string;
     };
@@ -4745,10 +5719,14 @@ export type KnowledgeTimelineData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4791,10 +5769,14 @@ export type KnowledgeChronicleDayData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4837,10 +5819,14 @@ export type KnowledgeChronicleSinceData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4883,10 +5869,14 @@ export type KnowledgeChronicleLastSeenData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4929,10 +5919,14 @@ export type KnowledgeSaveData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -4979,10 +5973,14 @@ export type KnowledgeCorrectData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -5029,10 +6027,14 @@ export type KnowledgeWithdrawData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -5079,10 +6081,14 @@ export type KnowledgeResumeData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
     };
@@ -5129,14 +6135,20 @@ export type KnowledgeMutationData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
         /**
          * Requestid
+         *
+         * Your id for this write: retried, it is applied once.
          */
         requestId: string;
     };
@@ -5179,14 +6191,20 @@ export type KnowledgeHistoryData = {
     path: {
         /**
          * Project Id
+         *
+         * The project's id.
          */
         project_id: string;
         /**
          * Memory Store Id
+         *
+         * The memory store's id.
          */
         memory_store_id: string;
         /**
          * Record Id
+         *
+         * The record's id (case-sensitive).
          */
         record_id: string;
     };
