@@ -53,9 +53,7 @@ def test_every_field_has_a_description_and_an_example(openapi: dict[str, Any]) -
     undescribed = [f"{m}.{n}" for m, n, p in properties if not p.get("description")]
     assert not undescribed
     no_example = [
-        f"{m}.{n}"
-        for m, n, p in properties
-        if not _lists_its_values(p) and not p.get("examples")
+        f"{m}.{n}" for m, n, p in properties if not _lists_its_values(p) and not p.get("examples")
     ]
     assert not no_example
 
