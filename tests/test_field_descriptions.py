@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli_vocabulary import _commands
 
 from naturali.api.openapi import document
 from naturali.client import _records
@@ -18,6 +17,7 @@ from naturali.client._search import SearchKnowledge
 from naturali.mcp.server import build
 from naturali.service.operations import OPERATIONS
 from naturali.service.requests import SearchRequest
+from test_cli_vocabulary import _commands
 
 TYPES = Path(__file__).parents[1] / "sdk/typescript/src/generated/types.gen.ts"
 

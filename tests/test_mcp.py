@@ -34,6 +34,9 @@ TOOLS = {
     "knowledge_withdraw",
     "knowledge_resume",
     "knowledge_search",
+    "knowledge_passages",
+    "knowledge_documents",
+    "knowledge_stores",
 }
 
 

@@ -149,3 +149,12 @@ def test_a_passages_rerank_score_does_not_depend_on_the_others() -> None:
     together = reranker.score(query, passages)
     alone = [reranker.score(query, [p])[0] for p in passages]
     assert together.tolist() == alone
+
+
+def test_a_question_of_any_accepted_length_is_reranked(chat: Chat) -> None:
+    """A question at the API's limit (2,000 characters, ~450 pieces) leaves the cross-encoder
+    no room for the passage unless the question is cut first: it is read up to 128 pieces."""
+    long = ("Where is Sam moving next year, and what did Sam find near the river? " * 40)[:2000]
+    hits = chat.search(query=long, limit=5, explain=True, rerank=True)
+    assert len(hits) == 5 and all("rerank" in hit["explain"] for hit in hits)
+    assert 5 in chat.turns(hits)[:2]

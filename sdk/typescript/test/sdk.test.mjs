@@ -179,3 +179,29 @@ test('a memory, then a records grep in its store', async () => {
   );
   assert.equal(data.index.state, 'ready');
 });
+
+test("the README's example runs as written, from a project of its own", async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { mkdtempSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join, resolve } = await import('node:path');
+  const sdk = resolve(import.meta.dirname, '..');
+  const readme = readFileSync(join(sdk, '..', '..', 'README.md'), 'utf8');
+  const [, example] = readme.match(/```ts\n([\s\S]*?)```/);
+  // Another folder that installed the SDK by path (`npm install <clone>/sdk/typescript`
+  // links it), compiled strictly with the SDK's own TypeScript, then run with node.
+  const home = mkdtempSync(join(tmpdir(), 'naturali-readme-'));
+  mkdirSync(join(home, 'node_modules'));
+  symlinkSync(sdk, join(home, 'node_modules', 'naturali'));
+  writeFileSync(join(home, 'package.json'), '{"type": "module"}');
+  writeFileSync(join(home, 'example.ts'), example);
+  const tsc = join(sdk, 'node_modules', 'typescript', 'bin', 'tsc');
+  const options = ['--strict', '--target', 'es2022', '--module', 'nodenext'];
+  options.push('--typeRoots', join(sdk, 'node_modules', '@types'), '--types', 'node');
+  execFileSync(process.execPath, [tsc, ...options, '--outDir', 'out', 'example.ts'], { cwd: home });
+  const env = { ...process.env, PROJECT_ID: 'proj_V1StGXR8Z5jdHi6B' };
+  const out = execFileSync(process.execPath, ['out/example.js'], { cwd: home, env, encoding: 'utf8' });
+  const lines = out.trim().split('\n');
+  assert.match(lines[0], /^0\.\d+ \/handbook\/support\/refunds\.md$/);
+  assert.equal(lines.at(-1), 'undefined'); // no error
+});

@@ -15,7 +15,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from naturali.api.guard import USER_KEY
 from naturali.model import AuditEntry, User, utcnow
 from naturali.service.container import Services
-from naturali.service.operations import OPERATIONS, RESOURCES
+from naturali.service.operations import OPERATIONS
+from naturali.service.resources import RESOURCES
 
 REQUEST_ID = "request_id"
 _WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}

@@ -18,7 +18,8 @@ from naturali.service.operations import OPERATIONS, Operation
 
 app = typer.Typer(
     rich_markup_mode=None,
-    help="The records tools of a memory store: search, lookup, inventory, dates and writes.",
+    help="The knowledge tools: a store's records (search, lookup, inventory, dates, writes) "
+    "and the project's documents, passages and stores.",
     no_args_is_help=True,
 )
 COMMON = ("project_id", "store_id", "as_json", "base_url", "token")
@@ -30,9 +31,13 @@ def _parameters(operation: Operation) -> list[inspect.Parameter]:
     params = [
         field_parameter(name, fields[name], argument=name == operation.argument) for name in ordered
     ]
+    params.append(
+        keyword("project_id", Annotated[str, typer.Option("--project-id", help="Project id")])
+    )
+    if "{memory_store_id}" in operation.path:
+        store = Annotated[str, typer.Option("--store-id", help="Memory store id")]
+        params.append(keyword("store_id", store))
     params += [
-        keyword("project_id", Annotated[str, typer.Option("--project-id", help="Project id")]),
-        keyword("store_id", Annotated[str, typer.Option("--store-id", help="Memory store id")]),
         keyword(
             "as_json",
             Annotated[bool, typer.Option("--json", help="Print the complete response")],
@@ -48,7 +53,7 @@ def _command(operation: Operation) -> Callable[..., None]:
     show = views.SHOW.get(operation.name, views.show_json)
 
     def command(**given: Any) -> None:
-        common = {k: given.pop(k) for k in COMMON}
+        common = {k: given.pop(k, "") for k in COMMON}
         request = request_from(operation.request, given)
         ids = {"project_id": common["project_id"], "memory_store_id": common["store_id"]}
         fields = request.model_dump(mode="json", exclude_none=True)

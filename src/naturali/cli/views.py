@@ -83,7 +83,41 @@ def _last_seen(response: dict[str, Any], as_json: bool) -> None:
         typer.echo(f"{row['date']['value']}  {row['id']}  {row['title']}")
 
 
+def _passages(response: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(response)
+        return
+    for passage in response["data"]:
+        page = f" p.{passage['page']}" if passage.get("page") is not None else ""
+        typer.secho(f"[{passage['ordinal']}{page}] {passage['chunk_id']}", bold=True)
+        typer.echo(passage["content"])
+    shown = response["start"] + len(response["data"])
+    if shown < response["total"]:
+        typer.echo(f"… {response['total'] - shown} more: --start {shown}")
+
+
+def _stores(response: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(response)
+        return
+    for store in response["data"]:
+        typer.echo(f"{store['id']}  {store['name']}")
+
+
+def _documents(response: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(response)
+        return
+    for d in response["data"]:
+        typer.echo(f"{d['id']}  {d['path']}  {d['status']}  {d['chunk_count']} passages")
+    if response.get("next_cursor"):
+        typer.echo(f"… more: --cursor {response['next_cursor']}")
+
+
 SHOW: dict[str, Callable[[dict[str, Any], bool], None]] = {
+    "knowledge_documents": _documents,
+    "knowledge_passages": _passages,
+    "knowledge_stores": _stores,
     "knowledge_grep": _hits("hits"),
     "knowledge_lookup": _hits("hits"),
     "knowledge_records": _hits("records"),

@@ -184,6 +184,22 @@ class Documents(Resource):
         found = self._every_page(url, _clean({"path_prefix": path_prefix}))
         return [Document.model_validate(d) for d in found]
 
+    def page(
+        self,
+        *,
+        project_id: str,
+        path_prefix: str | None = None,
+        cursor: str | None = None,
+        limit: int = 20,
+    ) -> dict[str, Any]:
+        """One page of the project's documents by path (``list`` reads every page): ``data``
+        and the ``next_cursor`` to pass for the next."""
+        params = _clean({"path_prefix": path_prefix, "cursor": cursor, "limit": limit})
+        page: dict[str, Any] = self._call(
+            "GET", f"/v1/projects/{project_id}/documents", params=params
+        )
+        return page
+
     def folders(self, *, project_id: str, prefix: str = "/") -> dict[str, Any]:
         """The folders directly under ``prefix`` with their documents and chunks (every
         page), and ``documents_here``: those directly in it."""

@@ -18,9 +18,11 @@ class Records(Resource):
         return f"{base}/{quote(memory_store_id, safe='')}/knowledge"
 
     def grep(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """Keyword search (BM25 over title, aliases, body). Every token must match unless mode is
-        "any"; "phrase" wants them in order. Superseded wording returns the current record
-        with "via".
+        """Records of this store that contain given words (BM25 over title, aliases, body). Use
+        it for names, codes and exact terms; knowledge_search finds by meaning across
+        documents too. Every token must match unless mode is "any"; "phrase" wants them in
+        order. Returns hits best first (id, title, kind, type, snippet, citation); superseded
+        wording returns the current record with "via".
 
         Keyword arguments:
             snapshot: The snapshot of the first page; a change since is a 409.
@@ -43,8 +45,10 @@ class Records(Resource):
         return self._call("POST", url, json=_set(params))
 
     def lookup(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """Exact id (case-sensitive), full title or alias (never fuzzy): status found, ambiguous
-        or missing.
+        """The record with this exact id (case-sensitive), full title or alias, never fuzzy. Use
+        it to resolve a name to an id before naming it in a save (entities, from, to);
+        knowledge_grep when you know only some words. Returns status found, ambiguous or
+        missing, with the matching records.
 
         Keyword arguments:
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
@@ -60,8 +64,9 @@ class Records(Resource):
         return self._call("POST", url, json=_set(params))
 
     def records(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """The exhaustive inventory of available records, by id (ranked search never proves an
-        inventory complete).
+        """Every available record, by id, a page at a time, optionally of one kind, type or tag.
+        Use it to answer "all the …" or "how many …": ranked search never proves a list
+        complete. Returns rows (id, title, kind, type, summary) and total.
 
         Keyword arguments:
             snapshot: The snapshot of the first page; a change since is a 409.
@@ -81,7 +86,9 @@ class Records(Resource):
     def record(
         self, *, project_id: str, memory_store_id: str, record_id: str, **params: Any
     ) -> Any:
-        """One record whole: front matter, body, revision, sha256 and all evidence.
+        """One record whole, by id: front matter, body, revision, sha256 and all evidence. Use it
+        to read a hit before citing or updating it (a save takes its revision and sha256 as
+        expectedRevision and expectedHash).
 
         Keyword arguments:
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
@@ -93,8 +100,10 @@ class Records(Resource):
         return self._call("GET", url, params=_set(params))
 
     def timeline(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """Dated records; kind is the exact record.type (decision, event, meeting). group
-        "source" with an entity gives one row per dated source.
+        """Dated records in date order, optionally about one entity, of one type or in a range.
+        Use it for "what happened with X" and "when"; chronicle_day for one day or week. kind
+        is the exact record.type (decision, event, meeting). group "source" with an entity
+        gives one row per dated source. Returns rows with their date and citation.
 
         Keyword arguments:
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
@@ -117,8 +126,8 @@ class Records(Resource):
         return self._call("POST", url, json=_set(params))
 
     def chronicle_day(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """One day, or its Monday–Sunday week, in an IANA time zone (UTC by default); kind is the
-        exact record.type.
+        """What is dated on one day, or its Monday–Sunday week, in an IANA time zone (UTC by
+        default); kind is the exact record.type. Returns rows in time order.
 
         Keyword arguments:
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
@@ -136,8 +145,8 @@ class Records(Resource):
         return self._call("POST", url, json=_set(params))
 
     def chronicle_since(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """What happened in an occurrence-time range, oldest first; kind is the exact
-        record.type.
+        """What happened in an occurrence-time range, oldest first (not what was recorded
+        recently); kind is the exact record.type. Returns rows in time order.
 
         Keyword arguments:
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
@@ -155,7 +164,8 @@ class Records(Resource):
         return self._call("POST", url, json=_set(params))
 
     def last_seen(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """The latest dated context for an entity at or before a time (default now).
+        """The latest dated record about an entity at or before a time (default now): "when did
+        we last hear of X". Returns lastSeen, or null.
 
         Keyword arguments:
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
@@ -168,12 +178,19 @@ class Records(Resource):
         return self._call("POST", url, json=_set(params))
 
     def save(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """Create a record (record: kind, type, title, aliases, tags, body, …), or update one:
-        give its id with the expectedRevision and expectedHash you read.
+        """Write a record: a page (person, project, meeting …), a claim (fact, decision,
+        commitment …) or a relationship. To create, give record.kind and record.type; to
+        update, the record's id with the expectedRevision and expectedHash you last read and
+        only the fields that change. Name other records by id (knowledge_lookup finds one),
+        give dates you know as YYYY-MM-DD in occurred_at/due_at and leave out those you do
+        not. requestId makes a retry safe. To replace a claim that was wrong or has changed,
+        use knowledge_correct. Returns the receipt: the record's id, revision, sha256, and
+        warnings for fields naturali does not read.
 
         Keyword arguments:
             requestId: Client id of this mutation; repeating it returns the same receipt.
-            record: Front-matter fields (kind, type, title, aliases, tags, …) and body.
+            record: The record: front-matter fields (kind, type, title, dates, references by
+                id, …) and its Markdown body; to update, only the fields that change.
             id: The record to update (or to create).
             expectedRevision: The revision you last read: a write over a newer one is a 409.
             expectedHash: The sha256 you last read: a write over other bytes is a 409."""
@@ -181,21 +198,26 @@ class Records(Resource):
         return self._call("POST", url, json=_set(params))
 
     def correct(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """Supersede a claim or relationship with a corrected replacement.
+        """Supersede a claim or relationship with a replacement (a decision reversed, a fact
+        changed): the old one stays in history, marked superseded, and searches find the new
+        one. Give the id, the expectedRevision and expectedHash you read, the replacement
+        record and a reason. Returns the receipt of both records.
 
         Keyword arguments:
             requestId: Your id for this write: retried, it is applied once.
             id: The record to correct (its id).
             expectedRevision: The revision you last read: a write over a newer one is a 409.
             expectedHash: The sha256 you last read: a write over other bytes is a 409.
-            replacement: The record that replaces the corrected one: front matter fields and
-                body.
+            replacement: The record that replaces it: its fields and body, as
+                knowledge_save's.
             reason: Why (recorded in the history, 1-2000 characters)."""
         url = self._url(project_id, memory_store_id) + "/correct"
         return self._call("POST", url, json=_set(params))
 
     def withdraw(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """Withdraw a record with a reason: it leaves every query and stays in history.
+        """Withdraw a record that should never have been written, with a reason: it leaves every
+        query and stays in history. To record a change of mind, use knowledge_correct. Returns
+        the receipt.
 
         Keyword arguments:
             requestId: Your id for this write: retried, it is applied once.
@@ -207,14 +229,15 @@ class Records(Resource):
         return self._call("POST", url, json=_set(params))
 
     def resume(self, *, project_id: str, memory_store_id: str, **params: Any) -> Any:
-        """Finish interrupted writes and retry pending Git commits."""
+        """Finish interrupted writes and retry pending Git commits; returns what it completed."""
         url = self._url(project_id, memory_store_id) + "/resume"
         return self._call("POST", url, json=_set(params))
 
     def mutation(
         self, *, project_id: str, memory_store_id: str, request_id: str, **params: Any
     ) -> Any:
-        """A write's publication receipt: indexed, git.state, git.commit."""
+        """A write's receipt by its requestId: whether it is indexed (searchable) and its Git
+        commit."""
         slot = quote(request_id, safe="")
         url = self._url(project_id, memory_store_id) + f"/mutations/{slot}"
         return self._call("GET", url, params=_set(params))
@@ -222,7 +245,7 @@ class Records(Resource):
     def history(
         self, *, project_id: str, memory_store_id: str, record_id: str, **params: Any
     ) -> Any:
-        """A record's revisions with their receipts."""
+        """A record's revisions, oldest first, each with its receipt: how it came to say this."""
         slot = quote(record_id, safe="")
         url = self._url(project_id, memory_store_id) + f"/records/{slot}/history"
         return self._call("GET", url, params=_set(params))

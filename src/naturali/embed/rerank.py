@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 from naturali.embed.models import package_dir
 from naturali.embed.onnx import session
@@ -29,6 +29,9 @@ SHIPPED_MODEL_SHA256 = "1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b
 SHIPPED_TOKENIZER_SHA256 = "cb374d6bc042c22455946f4e09a89d29882a199fdaf8fb25be00dc8b8857a448"
 # A pair is the query and one chunk (at most 250 pieces): longer pairs are cut, passage first.
 MAX_PAIR_TOKENS = 320
+# A question longer than this (the API takes 2,000 characters, ~450 pieces) is read up to
+# here: the passage keeps the rest of the pair, and a pair can always be cut to fit.
+MAX_QUERY_TOKENS = 128
 
 
 def shipped_dir() -> Path:
@@ -58,11 +61,19 @@ class OnnxReranker:
         same cost (bench/memory.py, docs/benchmarks.md)."""
         if not passages:
             return np.zeros(0, np.float32)
-        return np.array([self._pair(query, passage) for passage in passages], np.float32)
+        _, tokenizer, _ = self._load()
+        question = tokenizer.encode(query, add_special_tokens=False)
+        question.truncate(MAX_QUERY_TOKENS)
+        return np.array([self._pair(question, passage) for passage in passages], np.float32)
 
-    def _pair(self, query: str, passage: str) -> float:
+    def _pair(self, question: Encoding, passage: str) -> float:
+        """The pair cut to ``MAX_PAIR_TOKENS``, the passage's end first (the question is
+        already at most ``MAX_QUERY_TOKENS``, so one always fits)."""
         model, tokenizer, with_types = self._load()
-        encoding = tokenizer.encode(query, passage)
+        text = tokenizer.encode(passage, add_special_tokens=False)
+        room = MAX_PAIR_TOKENS - len(question.ids) - tokenizer.num_special_tokens_to_add(True)
+        text.truncate(room)
+        encoding = tokenizer.post_process(question, text)
         feeds = {
             "input_ids": np.array([encoding.ids], np.int64),
             "attention_mask": np.array([encoding.attention_mask], np.int64),
@@ -88,7 +99,7 @@ class OnnxReranker:
         if self._shipped:
             verified(tokenizer_path, SHIPPED_TOKENIZER_SHA256)
         tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        tokenizer.enable_truncation(max_length=MAX_PAIR_TOKENS, strategy="only_second")
+        tokenizer.no_truncation()  # the pair is cut by hand (``_pair``)
         tokenizer.no_padding()  # one pair a call (score)
         model = session(model_path, self._threads)
         inputs = {i.name for i in model.get_inputs()}

@@ -21,7 +21,11 @@ class BackendError(Exception):
 
 
 class Backend(Protocol):
-    def call(self, operation: Operation, request: BaseModel) -> dict[str, Any]: ...
+    def call(
+        self, operation: Operation, request: BaseModel, store_id: str | None = None
+    ) -> dict[str, Any]:
+        """The operation's wire response, on the server's store or on ``store_id``."""
+        ...
 
 
 class LocalBackend:
@@ -30,9 +34,12 @@ class LocalBackend:
     def __init__(self, services: Services, user: User, target: Target) -> None:
         self._services, self._user, self._target = services, user, target
 
-    def call(self, operation: Operation, request: BaseModel) -> dict[str, Any]:
+    def call(
+        self, operation: Operation, request: BaseModel, store_id: str | None = None
+    ) -> dict[str, Any]:
+        target = Target(self._target.project_id, store_id or self._target.store_id)
         try:
-            result = operation.run(self._services, self._user, self._target, request)
+            result = operation.run(self._services, self._user, target, request)
         except NaturaliError as exc:
             raise BackendError(explain(exc, operation)) from exc
         return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -44,8 +51,11 @@ class RemoteBackend:
     def __init__(self, client: Client, target: Target) -> None:
         self._client, self._target = client, target
 
-    def call(self, operation: Operation, request: BaseModel) -> dict[str, Any]:
-        ids = {"project_id": self._target.project_id, "memory_store_id": self._target.store_id}
+    def call(
+        self, operation: Operation, request: BaseModel, store_id: str | None = None
+    ) -> dict[str, Any]:
+        store = store_id or self._target.store_id
+        ids = {"project_id": self._target.project_id, "memory_store_id": store}
         fields = request.model_dump(mode="json", exclude_none=True)
         url, extra = http_call(operation.method, operation.path, operation.path_field, ids, fields)
         try:

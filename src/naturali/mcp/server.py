@@ -16,15 +16,21 @@ from pydantic import Field, ValidationError
 from naturali.contracts.records import CompleteHit, list_row
 from naturali.mcp.backend import Backend, BackendError, explain
 from naturali.service.invalid_input import invalid_request
-from naturali.service.operations import OPERATIONS, Operation
+from naturali.service.operations import BY_NAME, OPERATIONS, Operation
+from naturali.service.requests import RecordAt
 
 INSTRUCTIONS = (
-    "Knowledge records of one memory store. Use knowledge_grep for keywords, "
-    "knowledge_lookup for an exact id/title/alias, knowledge_records for a complete "
-    "inventory, the timeline/chronicle tools for dates, knowledge_search for semantic "
-    "search over the project's documents and memories. Writes take a requestId; updates "
-    "need the expectedRevision and expectedHash you last read."
+    "A project's documents and one memory store's knowledge records. Ask knowledge_search "
+    "first (by meaning, over documents and memories); read a document hit in context with "
+    "knowledge_passages. In the store: knowledge_grep for exact words, knowledge_lookup for an "
+    "id, title or alias, knowledge_records for a complete list, the timeline and chronicle "
+    "tools for dates. Save what you learn with knowledge_save (name other records by id), "
+    "replace a claim that changed with knowledge_correct. Writes take a requestId; updates "
+    "need the expectedRevision and expectedHash you last read. Cite a hit by its path and page "
+    "(documents) or its citation (records)."
 )
+RECORD_DATES = ("occurred_at", "due_at", "valid_until", "recorded_at", "updated_at")
+DOCUMENT_FIELDS = ("id", "path", "title", "status", "page_count", "chunk_count", "updated_at")
 SEARCH_FIELDS = (
     "source_type",
     "score",
@@ -35,11 +41,12 @@ SEARCH_FIELDS = (
     "document_id",
     "chunk_id",
     "memory_id",
+    "memory_store_id",
     "memory_store_name",
 )
 
 
-def _rows(response: dict[str, Any]) -> dict[str, Any]:
+def _rows(response: dict[str, Any], backend: Backend) -> dict[str, Any]:
     """Agent tools get list rows: short, with what is needed to cite and page."""
     out = {k: v for k, v in response.items() if k not in ("hits", "coverage", "freshness")}
     out["hits"] = [list_row(CompleteHit.model_validate(h)).wire() for h in response.get("hits", [])]
@@ -49,12 +56,18 @@ def _rows(response: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _inventory(response: dict[str, Any]) -> dict[str, Any]:
+def _inventory(response: dict[str, Any], backend: Backend) -> dict[str, Any]:
     return {k: v for k, v in response.items() if k != "freshness"}
 
 
-def _search(response: dict[str, Any]) -> dict[str, Any]:
-    return {"results": [_short(r) for r in response["results"]]}
+def _search(response: dict[str, Any], backend: Backend) -> dict[str, Any]:
+    results = []
+    for result in response["results"]:
+        row = _short(result)
+        if result["source_type"] == "memory":
+            row |= _record_facts(backend, result["memory_store_id"], result["memory_id"])
+        results.append(row)
+    return {"results": results}
 
 
 def _short(result: dict[str, Any]) -> dict[str, Any]:
@@ -63,16 +76,41 @@ def _short(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _whole(response: dict[str, Any]) -> dict[str, Any]:
+def _record_facts(backend: Backend, store_id: str, record_id: str) -> dict[str, Any]:
+    """What a memory hit is — its record's title, kind, type, lifecycle, dates and what to
+    cite — which the search's result (the spec's shape) does not carry. A record withdrawn
+    since the search was answered is left as the search gave it."""
+    try:
+        record = backend.call(
+            BY_NAME["knowledge_record"], RecordAt.model_validate({"id": record_id}), store_id
+        )
+    except BackendError:
+        return {}
+    front = record.get("frontMatter") or {}
+    facts: dict[str, Any] = {
+        k: record[k] for k in ("title", "kind", "type", "lifecycle") if k in record
+    }
+    facts |= {k: str(front[k]) for k in RECORD_DATES if front.get(k) is not None}
+    facts["citation"] = record.get("citation")
+    return facts
+
+
+def _documents(response: dict[str, Any], backend: Backend) -> dict[str, Any]:
+    rows = [{k: d.get(k) for k in DOCUMENT_FIELDS} for d in response["data"]]
+    return {"data": rows, "next_cursor": response.get("next_cursor")}
+
+
+def _whole(response: dict[str, Any], backend: Backend) -> dict[str, Any]:
     return response
 
 
 # How a tool shows an operation's response to an agent, where it differs from the API's.
-VIEWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+VIEWS: dict[str, Callable[[dict[str, Any], Backend], dict[str, Any]]] = {
     "knowledge_grep": _rows,
     "knowledge_lookup": _rows,
     "knowledge_records": _inventory,
     "knowledge_search": _search,
+    "knowledge_documents": _documents,
 }
 
 
@@ -114,7 +152,7 @@ def _tool(operation: Operation, backend: Backend) -> Callable[..., dict[str, Any
         given = {k: v for k, v in params.items() if v is not None}
         try:
             request = operation.request.model_validate(given)
-            return view(backend.call(operation, request))
+            return view(backend.call(operation, request), backend)
         except ValidationError as exc:
             raise ToolError(explain(invalid_request(exc.errors()), operation)) from exc
         except BackendError as exc:

@@ -37,6 +37,7 @@ from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.cursors import check_limit, decode_cursor, encode_cursor
 from naturali.service.quotas import Quotas
+from naturali.service.requests import MAX_PASSAGES
 from naturali.vault.files import atomic_write
 
 # A version of at most this many chunks is embedded in its request (~0.2 s on 2 cores) and
@@ -86,9 +87,6 @@ class PassagePage:
 
     def read_by(self, chunk: Chunk) -> Literal["text", "ocr"]:
         return "ocr" if chunk.page in self.ocr_pages else "text"
-
-
-MAX_PASSAGES = 200  # a page of passages
 
 
 class Documents:

@@ -343,7 +343,7 @@ class Memories:
             ),
         )
         embedder = self._embedder()
-        drafts = chunk_pages([Page(None, record.body, 0)], embedder.count_tokens)
+        drafts = chunk_pages([Page(None, _searchable(record), 0)], embedder.count_tokens)
         # Urgent: a write's answer waits on this, or searches of the store do (it runs under
         # their reconcile lock), so at their priority and not queued behind an upload's.
         texts = [d.text for d in drafts]
@@ -354,6 +354,15 @@ class Memories:
         ]
         self._storage.replace_memory(memory, relative, chunks, embedder.model_id)
         return memory
+
+
+def _searchable(record: Record) -> str:
+    """What a record is found by: its body, or for a record written without one (a dated
+    decision with only a title), its title and summary, so that no record is unsearchable."""
+    if record.body.strip():
+        return record.body
+    summary = record.front.get("summary")
+    return "\n\n".join(str(t) for t in (record.title, summary) if t)
 
 
 def _key(store: MemoryStore) -> MemoryStoreKey:

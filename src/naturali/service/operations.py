@@ -4,9 +4,11 @@ runs it. The HTTP routes (api/operation_routes.py), the MCP tools and the CLI's 
 commands are generated from it, with its descriptions; the SDK is checked against it
 (tests/test_catalogue.py).
 
-The catalogue covers the records tools of a memory store (docs/spec/retrieval-and-dates.md)
-and the project's knowledge search (docs/spec/search-api.md); the CRUD of projects, members,
-documents, stores and memories is listed in ``RESOURCES`` for the same checks.
+The catalogue covers the records tools of a memory store (docs/spec/retrieval-and-dates.md),
+the project's knowledge search (docs/spec/search-api.md) and the reads an agent needs to act on
+a hit (a document's passages, the project's documents and stores); the rest of the CRUD of
+projects, members, documents, stores and memories is listed in ``service/resources.py`` for
+the same checks.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from naturali.contracts import records as results
-from naturali.contracts.resources import KnowledgeSearchResponse
+from naturali.contracts.resources import (
+    DocumentList,
+    DocumentOut,
+    KnowledgeSearchResponse,
+    MemoryStoreList,
+    MemoryStoreOut,
+    Passage,
+    PassageList,
+)
 from naturali.model import User
 from naturali.service import requests as req
 
@@ -26,7 +36,8 @@ if TYPE_CHECKING:  # the CLI loads the catalogue for its commands without the se
     from naturali.service.container import Services
 
 Role = Literal["any", "read", "write", "owner"]  # "any": every signed-in user
-STORE_BASE = "/v1/projects/{project_id}/memory_stores/{memory_store_id}/knowledge"
+PROJECT = "/v1/projects/{project_id}"
+STORE_BASE = PROJECT + "/memory_stores/{memory_store_id}/knowledge"
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,44 @@ def _embed_query(services: Services, request: req.SearchRequest) -> object:
     return services.search.embed_ahead(request.query) if request.query is not None else None
 
 
+def _documents(
+    services: Services, user: User, target: Target, request: req.DocumentsRequest
+) -> DocumentList:
+    page = services.documents.list(
+        user, target.project_id, request.path_prefix, request.cursor, request.limit
+    )
+    return DocumentList(
+        data=[DocumentOut.of(d) for d in page.documents], next_cursor=page.next_cursor
+    )
+
+
+def _passages(
+    services: Services, user: User, target: Target, request: req.PassagesRequest
+) -> PassageList:
+    page = services.documents.passages(
+        user,
+        target.project_id,
+        request.document_id,
+        around=request.around,
+        start=request.start,
+        limit=request.limit,
+    )
+    passages = [
+        Passage(
+            chunk_id=c.id, ordinal=c.ordinal, page=c.page, content=c.text, read_by=page.read_by(c)
+        )
+        for c in page.passages
+    ]
+    return PassageList(data=passages, start=page.start, total=page.total)
+
+
+def _stores(
+    services: Services, user: User, target: Target, request: req.StoresRequest
+) -> MemoryStoreList:
+    stores = services.memories.list_stores(user, target.project_id)
+    return MemoryStoreList(data=[MemoryStoreOut.of(s) for s in stores])
+
+
 def _store(
     method: Callable[[Services], Callable[[User, str, str, Any], BaseModel]],
 ) -> Runner:
@@ -112,9 +161,14 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "knowledge_search",
         (
-            "One query across a project's documents and memories, ranked (semantic and "
-            "keyword), with provenance. Without a query the call is a fetch: results in a "
-            "stable order (documents by path, version, chunk order; then memories by store "
+            "Find what answers a question across the project's documents and memories, ranked "
+            "by meaning and by words. Start here for any question asked in your own words; use "
+            "knowledge_grep for exact words in records, knowledge_lookup for a record you can "
+            "name, the timeline tools for dates. Returns results best first, each with score "
+            "and content: a document passage with path, page, document_id and chunk_id (read "
+            "it in context with knowledge_passages), or a memory with memory_id (a record id: "
+            "knowledge_record reads it whole). Without a query the call is a fetch: results in "
+            "a stable order (documents by path, version, chunk order; then memories by store "
             "name, memory id, chunk order), no similarity_score."
         ),
         req.SearchRequest,
@@ -130,11 +184,71 @@ OPERATIONS: tuple[Operation, ...] = (
         ahead=_embed_query,
     ),
     Operation(
+        "knowledge_passages",
+        (
+            "A document's passages in order, or those around one passage: pass a search hit's "
+            "document_id and its chunk_id as around to read what comes before and after it "
+            "(a table's header, the steps before, the section it belongs to) before you "
+            "answer or cite. Returns passages (chunk_id, ordinal, page, content, read_by), "
+            "start and total."
+        ),
+        req.PassagesRequest,
+        PassageList,
+        "read",
+        "GET",
+        PROJECT + "/documents/{document_id}/passages",
+        _passages,
+        cli="passages",
+        sdk="documents.passages",
+        tag="documents",
+        http_name="list_passages",
+        path_field="document_id",
+        argument="document_id",
+    ),
+    Operation(
+        "knowledge_documents",
+        (
+            "The project's documents by path, a page at a time (follow next_cursor): what "
+            "there is to search, and whether each is ready. Use it to scope knowledge_search "
+            "to some documents (document_paths, document_ids) or to see what was uploaded. "
+            "Returns id, path, title, status, pages and passages of each."
+        ),
+        req.DocumentsRequest,
+        DocumentList,
+        "read",
+        "GET",
+        PROJECT + "/documents",
+        _documents,
+        cli="documents",
+        sdk="documents.page",
+        tag="documents",
+        http_name="list_documents",
+    ),
+    Operation(
+        "knowledge_stores",
+        (
+            "The project's memory stores (id, name, tags): where memories and records live. "
+            "Use a store's id to scope knowledge_search (memory_store_ids)."
+        ),
+        req.StoresRequest,
+        MemoryStoreList,
+        "read",
+        "GET",
+        PROJECT + "/memory_stores",
+        _stores,
+        cli="stores",
+        sdk="memory_stores.list",
+        tag="memory stores",
+        http_name="list_stores",
+    ),
+    Operation(
         "knowledge_grep",
         (
-            "Keyword search (BM25 over title, aliases, body). Every token must match unless mode is"
-            ' "any"; "phrase" wants them in order. Superseded wording returns the current '
-            'record with "via".'
+            "Records of this store that contain given words (BM25 over title, aliases, body). "
+            "Use it for names, codes and exact terms; knowledge_search finds by meaning across "
+            'documents too. Every token must match unless mode is "any"; "phrase" wants them '
+            "in order. Returns hits best first (id, title, kind, type, snippet, citation); "
+            'superseded wording returns the current record with "via".'
         ),
         req.GrepRequest,
         results.GrepResult,
@@ -149,8 +263,10 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "knowledge_lookup",
         (
-            "Exact id (case-sensitive), full title or alias (never fuzzy): status found, ambiguous "
-            "or missing."
+            "The record with this exact id (case-sensitive), full title or alias, never fuzzy. "
+            "Use it to resolve a name to an id before naming it in a save (entities, from, to); "
+            "knowledge_grep when you know only some words. Returns status found, ambiguous or "
+            "missing, with the matching records."
         ),
         req.LookupRequest,
         results.LookupResult,
@@ -165,8 +281,9 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "knowledge_records",
         (
-            "The exhaustive inventory of available records, by id (ranked search never proves an "
-            "inventory complete)."
+            "Every available record, by id, a page at a time, optionally of one kind, type or tag. "
+            'Use it to answer "all the …" or "how many …": ranked search never proves a list '
+            "complete. Returns rows (id, title, kind, type, summary) and total."
         ),
         req.RecordsRequest,
         results.RecordsResult,
@@ -179,7 +296,11 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "knowledge_record",
-        "One record whole: front matter, body, revision, sha256 and all evidence.",
+        (
+            "One record whole, by id: front matter, body, revision, sha256 and all evidence. Use "
+            "it to read a hit before citing or updating it (a save takes its revision and sha256 "
+            "as expectedRevision and expectedHash)."
+        ),
         req.RecordAt,
         results.RecordResult,
         "read",
@@ -194,8 +315,10 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "knowledge_timeline",
         (
-            "Dated records; kind is the exact record.type (decision, event, meeting). group "
-            '"source" with an entity gives one row per dated source.'
+            "Dated records in date order, optionally about one entity, of one type or in a range. "
+            'Use it for "what happened with X" and "when"; chronicle_day for one day or week. '
+            'kind is the exact record.type (decision, event, meeting). group "source" with an '
+            "entity gives one row per dated source. Returns rows with their date and citation."
         ),
         req.TimelineRequest,
         results.TimelineResult,
@@ -210,8 +333,8 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "knowledge_chronicle_day",
         (
-            "One day, or its Monday–Sunday week, in an IANA time zone (UTC by default); kind is the"
-            " exact record.type."
+            "What is dated on one day, or its Monday–Sunday week, in an IANA time zone (UTC by "
+            "default); kind is the exact record.type. Returns rows in time order."
         ),
         req.ChronicleDayRequest,
         results.TimelineResult,
@@ -225,7 +348,10 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "knowledge_chronicle_since",
-        "What happened in an occurrence-time range, oldest first; kind is the exact record.type.",
+        (
+            "What happened in an occurrence-time range, oldest first (not what was recorded "
+            "recently); kind is the exact record.type. Returns rows in time order."
+        ),
         req.ChronicleSinceRequest,
         results.TimelineResult,
         "read",
@@ -238,7 +364,10 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "knowledge_chronicle_last_seen",
-        "The latest dated context for an entity at or before a time (default now).",
+        (
+            "The latest dated record about an entity at or before a time (default now): "
+            '"when did we last hear of X". Returns lastSeen, or null.'
+        ),
         req.LastSeenRequest,
         results.LastSeenResult,
         "read",
@@ -253,8 +382,14 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "knowledge_save",
         (
-            "Create a record (record: kind, type, title, aliases, tags, body, …), or update one: "
-            "give its id with the expectedRevision and expectedHash you read."
+            "Write a record: a page (person, project, meeting …), a claim (fact, decision, "
+            "commitment …) or a relationship. To create, give record.kind and record.type; to "
+            "update, the record's id with the expectedRevision and expectedHash you last read "
+            "and only the fields that change. Name other records by id (knowledge_lookup finds "
+            "one), give dates you know as YYYY-MM-DD in occurred_at/due_at and leave out those "
+            "you do not. requestId makes a retry safe. To replace a claim that was wrong or has "
+            "changed, use knowledge_correct. Returns the receipt: the record's id, revision, "
+            "sha256, and warnings for fields naturali does not read."
         ),
         req.SaveRequest,
         results.Receipt,
@@ -267,7 +402,12 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "knowledge_correct",
-        "Supersede a claim or relationship with a corrected replacement.",
+        (
+            "Supersede a claim or relationship with a replacement (a decision reversed, a fact "
+            "changed): the old one stays in history, marked superseded, and searches find the "
+            "new one. Give the id, the expectedRevision and expectedHash you read, the "
+            "replacement record and a reason. Returns the receipt of both records."
+        ),
         req.CorrectRequest,
         results.Receipt,
         "write",
@@ -280,7 +420,11 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "knowledge_withdraw",
-        "Withdraw a record with a reason: it leaves every query and stays in history.",
+        (
+            "Withdraw a record that should never have been written, with a reason: it leaves "
+            "every query and stays in history. To record a change of mind, use "
+            "knowledge_correct. Returns the receipt."
+        ),
         req.WithdrawRequest,
         results.Receipt,
         "write",
@@ -293,7 +437,7 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "knowledge_resume",
-        "Finish interrupted writes and retry pending Git commits.",
+        "Finish interrupted writes and retry pending Git commits; returns what it completed.",
         req.ResumeRequest,
         results.ResumeResult,
         "write",
@@ -305,7 +449,10 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "knowledge_mutation",
-        "A write's publication receipt: indexed, git.state, git.commit.",
+        (
+            "A write's receipt by its requestId: whether it is indexed (searchable) and its Git "
+            "commit."
+        ),
         req.MutationRef,
         results.Receipt,
         "read",
@@ -319,7 +466,7 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "knowledge_history",
-        "A record's revisions with their receipts.",
+        "A record's revisions, oldest first, each with its receipt: how it came to say this.",
         req.RecordRef,
         results.HistoryResult,
         "read",
@@ -334,111 +481,3 @@ OPERATIONS: tuple[Operation, ...] = (
 )
 
 BY_NAME = {op.name: op for op in OPERATIONS}
-
-
-@dataclass(frozen=True)
-class Resource:
-    """A CRUD operation of the documents-and-memories API: its route and its SDK method."""
-
-    name: str
-    method: str
-    path: str
-    role: Role
-    sdk: str
-
-
-_P = "/v1/projects/{project_id}"
-RESOURCES: tuple[Resource, ...] = (
-    Resource("list_projects", "GET", "/v1/projects", "any", "projects.list"),
-    Resource("create_project", "POST", "/v1/projects", "any", "projects.create"),
-    Resource("list_tokens", "GET", "/v1/tokens", "any", "tokens.list"),
-    Resource("create_token", "POST", "/v1/tokens", "any", "tokens.create"),
-    Resource("revoke_token", "DELETE", "/v1/tokens/{token_id}", "any", "tokens.revoke"),
-    Resource("get_project", "GET", _P, "read", "projects.get"),
-    Resource("project_usage", "GET", _P + "/usage", "read", "projects.usage"),
-    Resource("project_overview", "GET", _P + "/overview", "read", "projects.overview"),
-    Resource("ingest_jobs", "GET", _P + "/ingest_jobs", "read", "projects.ingest_jobs"),
-    Resource("document_folders", "GET", _P + "/documents/folders", "read", "documents.folders"),
-    Resource("project_audit", "GET", _P + "/audit", "owner", "projects.audit"),
-    Resource("list_members", "GET", _P + "/members", "read", "projects.list_members"),
-    Resource("put_member", "PUT", _P + "/members/{user_id}", "owner", "projects.put_member"),
-    Resource(
-        "remove_member", "DELETE", _P + "/members/{user_id}", "owner", "projects.remove_member"
-    ),
-    Resource("create_document", "POST", _P + "/documents", "write", "documents.create_text"),
-    Resource("list_documents", "GET", _P + "/documents", "read", "documents.list"),
-    Resource("get_document", "GET", _P + "/documents/{document_id}", "read", "documents.get"),
-    Resource(
-        "list_passages",
-        "GET",
-        _P + "/documents/{document_id}/passages",
-        "read",
-        "documents.passages",
-    ),
-    Resource(
-        "update_document", "PUT", _P + "/documents/{document_id}", "write", "documents.replace"
-    ),
-    Resource(
-        "delete_document", "DELETE", _P + "/documents/{document_id}", "write", "documents.delete"
-    ),
-    Resource("create_store", "POST", _P + "/memory_stores", "write", "memory_stores.create"),
-    Resource("list_stores", "GET", _P + "/memory_stores", "read", "memory_stores.list"),
-    Resource(
-        "get_store", "GET", _P + "/memory_stores/{memory_store_id}", "read", "memory_stores.get"
-    ),
-    Resource(
-        "update_store",
-        "PATCH",
-        _P + "/memory_stores/{memory_store_id}",
-        "write",
-        "memory_stores.update",
-    ),
-    Resource(
-        "delete_store",
-        "DELETE",
-        _P + "/memory_stores/{memory_store_id}",
-        "owner",
-        "memory_stores.delete",
-    ),
-    Resource(
-        "create_memory",
-        "POST",
-        _P + "/memory_stores/{memory_store_id}/memories",
-        "write",
-        "memory_stores.create_memory",
-    ),
-    Resource(
-        "list_memories",
-        "GET",
-        _P + "/memory_stores/{memory_store_id}/memories",
-        "read",
-        "memory_stores.list_memories",
-    ),
-    Resource(
-        "get_memory",
-        "GET",
-        _P + "/memory_stores/{memory_store_id}/memories/{memory_id}",
-        "read",
-        "memory_stores.get_memory",
-    ),
-    Resource(
-        "update_memory",
-        "PATCH",
-        _P + "/memory_stores/{memory_store_id}/memories/{memory_id}",
-        "write",
-        "memory_stores.update_memory",
-    ),
-    Resource(
-        "delete_memory",
-        "DELETE",
-        _P + "/memory_stores/{memory_store_id}/memories/{memory_id}",
-        "write",
-        "memory_stores.delete_memory",
-    ),
-    Resource("create_source", "POST", _P + "/sources", "write", "sources.create"),
-    Resource("list_sources", "GET", _P + "/sources", "read", "sources.list"),
-    Resource("get_source", "GET", _P + "/sources/{source_id}", "read", "sources.get"),
-    Resource("update_source", "PATCH", _P + "/sources/{source_id}", "write", "sources.update"),
-    Resource("delete_source", "DELETE", _P + "/sources/{source_id}", "write", "sources.delete"),
-    Resource("sync_source", "POST", _P + "/sources/{source_id}/sync", "write", "sources.sync"),
-)

@@ -17,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -24,9 +25,11 @@ from pydantic import (
 from naturali.contracts.described import Described
 from naturali.model import ROLES
 from naturali.service import validation
+from naturali.service.record_schema import RECORD_SCHEMA
 from naturali.vault.record import RECORD_ID_PATTERN
 
 MAX_QUERY_CHARS = 2000
+MAX_PASSAGES = 200  # a page of a document's passages
 MAX_FILTER_ITEMS = 100
 
 Text = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
@@ -370,14 +373,19 @@ RecordId = Annotated[str, StringConstraints(pattern=RECORD_ID_PATTERN)]
 Reason = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 
 
+# A record travels as a mapping (unknown keys survive); its schema says what the keys mean.
+RecordMapping = Annotated[dict[str, Any], WithJsonSchema(RECORD_SCHEMA)]
+
+
 class SaveRequest(Strict):
     """knowledge_save: create a record, or update one fenced by its revision and hash."""
 
     requestId: RequestId = Field(
         description="Client id of this mutation; repeating it returns the same receipt."
     )
-    record: dict[str, Any] = Field(
-        description="Front-matter fields (kind, type, title, aliases, tags, …) and body."
+    record: RecordMapping = Field(
+        description="The record: front-matter fields (kind, type, title, dates, references by "
+        "id, …) and its Markdown body; to update, only the fields that change."
     )
     id: RecordId | None = Field(None, description="The record to update (or to create).")
     expectedRevision: int | None = Field(default=None, ge=1)
@@ -391,7 +399,9 @@ class CorrectRequest(Strict):
     id: RecordId
     expectedRevision: int = Field(ge=1)
     expectedHash: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-    replacement: dict[str, Any]
+    replacement: RecordMapping = Field(
+        description="The record that replaces it: its fields and body, as knowledge_save's."
+    )
     reason: Reason
 
 
@@ -424,3 +434,32 @@ class MutationRef(Strict):
     """knowledge_mutation: one write's receipt by the requestId it was sent with."""
 
     requestId: RequestId
+
+
+class DocumentsRequest(Strict):
+    """knowledge_documents: the project's documents by path, a page at a time."""
+
+    path_prefix: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = Field(
+        None, description="Only documents whose path starts with this.", examples=["/handbook/"]
+    )
+    cursor: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
+        None, description="The previous page's next_cursor.", examples=["eyJvIjoyMH0"]
+    )
+    limit: int = Field(20, ge=1, le=100, description="At most this many documents (default 20).")
+
+
+class PassagesRequest(Strict):
+    """knowledge_passages: a document's passages in order, or those around one passage."""
+
+    document_id: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    around: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
+        None,
+        description="A search hit's chunk_id: the passages centred on it.",
+        examples=["chk_9Tg2eB"],
+    )
+    start: int = Field(0, ge=0, description="The first passage's place (0-based), without around.")
+    limit: int = Field(50, ge=1, le=MAX_PASSAGES, description="At most this many passages.")
+
+
+class StoresRequest(Strict):
+    """knowledge_stores: the project's memory stores."""

@@ -472,6 +472,8 @@ export class Documents extends HeyApiClient {
     
     /**
      * List Documents
+     *
+     * The project's documents by path, a page at a time (follow next_cursor): what there is to search, and whether each is ready. Use it to scope knowledge_search to some documents (document_paths, document_ids) or to see what was uploaded. Returns id, path, title, status, pages and passages of each.
      */
     public listDocuments<ThrowOnError extends boolean = false>(options: Options<ListDocumentsData, ThrowOnError>) {
         return (options.client ?? this.client).get<ListDocumentsResponses, ListDocumentsErrors, ThrowOnError>({
@@ -542,8 +544,7 @@ export class Documents extends HeyApiClient {
     /**
      * List Passages
      *
-     * The document's passages in order, from ``start`` or centred on the chunk ``around``
-     * (a search hit's ``chunk_id``): a hit read in its context, however long the document.
+     * A document's passages in order, or those around one passage: pass a search hit's document_id and its chunk_id as around to read what comes before and after it (a table's header, the steps before, the section it belongs to) before you answer or cite. Returns passages (chunk_id, ordinal, page, content, read_by), start and total.
      */
     public listPassages<ThrowOnError extends boolean = false>(options: Options<ListPassagesData, ThrowOnError>) {
         return (options.client ?? this.client).get<ListPassagesResponses, ListPassagesErrors, ThrowOnError>({
@@ -567,6 +568,8 @@ export class MemoryStores extends HeyApiClient {
     
     /**
      * List Stores
+     *
+     * The project's memory stores (id, name, tags): where memories and records live. Use a store's id to scope knowledge_search (memory_store_ids).
      */
     public listStores<ThrowOnError extends boolean = false>(options: Options<ListStoresData, ThrowOnError>) {
         return (options.client ?? this.client).get<ListStoresResponses, ListStoresErrors, ThrowOnError>({
@@ -803,7 +806,7 @@ export class Knowledge extends HeyApiClient {
     /**
      * Search Knowledge
      *
-     * One query across a project's documents and memories, ranked (semantic and keyword), with provenance. Without a query the call is a fetch: results in a stable order (documents by path, version, chunk order; then memories by store name, memory id, chunk order), no similarity_score.
+     * Find what answers a question across the project's documents and memories, ranked by meaning and by words. Start here for any question asked in your own words; use knowledge_grep for exact words in records, knowledge_lookup for a record you can name, the timeline tools for dates. Returns results best first, each with score and content: a document passage with path, page, document_id and chunk_id (read it in context with knowledge_passages), or a memory with memory_id (a record id: knowledge_record reads it whole). Without a query the call is a fetch: results in a stable order (documents by path, version, chunk order; then memories by store name, memory id, chunk order), no similarity_score.
      */
     public searchKnowledge<ThrowOnError extends boolean = false>(options: Options<SearchKnowledgeData, ThrowOnError>) {
         return (options.client ?? this.client).post<SearchKnowledgeResponses, SearchKnowledgeErrors, ThrowOnError>({
@@ -832,7 +835,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Grep
      *
-     * Keyword search (BM25 over title, aliases, body). Every token must match unless mode is "any"; "phrase" wants them in order. Superseded wording returns the current record with "via".
+     * Records of this store that contain given words (BM25 over title, aliases, body). Use it for names, codes and exact terms; knowledge_search finds by meaning across documents too. Every token must match unless mode is "any"; "phrase" wants them in order. Returns hits best first (id, title, kind, type, snippet, citation); superseded wording returns the current record with "via".
      */
     public knowledgeGrep<ThrowOnError extends boolean = false>(options: Options<KnowledgeGrepData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeGrepResponses, KnowledgeGrepErrors, ThrowOnError>({
@@ -849,7 +852,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Lookup
      *
-     * Exact id (case-sensitive), full title or alias (never fuzzy): status found, ambiguous or missing.
+     * The record with this exact id (case-sensitive), full title or alias, never fuzzy. Use it to resolve a name to an id before naming it in a save (entities, from, to); knowledge_grep when you know only some words. Returns status found, ambiguous or missing, with the matching records.
      */
     public knowledgeLookup<ThrowOnError extends boolean = false>(options: Options<KnowledgeLookupData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeLookupResponses, KnowledgeLookupErrors, ThrowOnError>({
@@ -866,7 +869,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Records
      *
-     * The exhaustive inventory of available records, by id (ranked search never proves an inventory complete).
+     * Every available record, by id, a page at a time, optionally of one kind, type or tag. Use it to answer "all the …" or "how many …": ranked search never proves a list complete. Returns rows (id, title, kind, type, summary) and total.
      */
     public knowledgeRecords<ThrowOnError extends boolean = false>(options: Options<KnowledgeRecordsData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeRecordsResponses, KnowledgeRecordsErrors, ThrowOnError>({
@@ -883,7 +886,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Record
      *
-     * One record whole: front matter, body, revision, sha256 and all evidence.
+     * One record whole, by id: front matter, body, revision, sha256 and all evidence. Use it to read a hit before citing or updating it (a save takes its revision and sha256 as expectedRevision and expectedHash).
      */
     public knowledgeRecord<ThrowOnError extends boolean = false>(options: Options<KnowledgeRecordData, ThrowOnError>) {
         return (options.client ?? this.client).get<KnowledgeRecordResponses, KnowledgeRecordErrors, ThrowOnError>({
@@ -896,7 +899,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Save
      *
-     * Create a record (record: kind, type, title, aliases, tags, body, …), or update one: give its id with the expectedRevision and expectedHash you read.
+     * Write a record: a page (person, project, meeting …), a claim (fact, decision, commitment …) or a relationship. To create, give record.kind and record.type; to update, the record's id with the expectedRevision and expectedHash you last read and only the fields that change. Name other records by id (knowledge_lookup finds one), give dates you know as YYYY-MM-DD in occurred_at/due_at and leave out those you do not. requestId makes a retry safe. To replace a claim that was wrong or has changed, use knowledge_correct. Returns the receipt: the record's id, revision, sha256, and warnings for fields naturali does not read.
      */
     public knowledgeSave<ThrowOnError extends boolean = false>(options: Options<KnowledgeSaveData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeSaveResponses, KnowledgeSaveErrors, ThrowOnError>({
@@ -913,7 +916,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Correct
      *
-     * Supersede a claim or relationship with a corrected replacement.
+     * Supersede a claim or relationship with a replacement (a decision reversed, a fact changed): the old one stays in history, marked superseded, and searches find the new one. Give the id, the expectedRevision and expectedHash you read, the replacement record and a reason. Returns the receipt of both records.
      */
     public knowledgeCorrect<ThrowOnError extends boolean = false>(options: Options<KnowledgeCorrectData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeCorrectResponses, KnowledgeCorrectErrors, ThrowOnError>({
@@ -930,7 +933,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Withdraw
      *
-     * Withdraw a record with a reason: it leaves every query and stays in history.
+     * Withdraw a record that should never have been written, with a reason: it leaves every query and stays in history. To record a change of mind, use knowledge_correct. Returns the receipt.
      */
     public knowledgeWithdraw<ThrowOnError extends boolean = false>(options: Options<KnowledgeWithdrawData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeWithdrawResponses, KnowledgeWithdrawErrors, ThrowOnError>({
@@ -947,7 +950,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Resume
      *
-     * Finish interrupted writes and retry pending Git commits.
+     * Finish interrupted writes and retry pending Git commits; returns what it completed.
      */
     public knowledgeResume<ThrowOnError extends boolean = false>(options: Options<KnowledgeResumeData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeResumeResponses, KnowledgeResumeErrors, ThrowOnError>({
@@ -964,7 +967,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge Mutation
      *
-     * A write's publication receipt: indexed, git.state, git.commit.
+     * A write's receipt by its requestId: whether it is indexed (searchable) and its Git commit.
      */
     public knowledgeMutation<ThrowOnError extends boolean = false>(options: Options<KnowledgeMutationData, ThrowOnError>) {
         return (options.client ?? this.client).get<KnowledgeMutationResponses, KnowledgeMutationErrors, ThrowOnError>({
@@ -977,7 +980,7 @@ export class Records extends HeyApiClient {
     /**
      * Knowledge History
      *
-     * A record's revisions with their receipts.
+     * A record's revisions, oldest first, each with its receipt: how it came to say this.
      */
     public knowledgeHistory<ThrowOnError extends boolean = false>(options: Options<KnowledgeHistoryData, ThrowOnError>) {
         return (options.client ?? this.client).get<KnowledgeHistoryResponses, KnowledgeHistoryErrors, ThrowOnError>({
@@ -1002,7 +1005,7 @@ export class Dates extends HeyApiClient {
     /**
      * Knowledge Timeline
      *
-     * Dated records; kind is the exact record.type (decision, event, meeting). group "source" with an entity gives one row per dated source.
+     * Dated records in date order, optionally about one entity, of one type or in a range. Use it for "what happened with X" and "when"; chronicle_day for one day or week. kind is the exact record.type (decision, event, meeting). group "source" with an entity gives one row per dated source. Returns rows with their date and citation.
      */
     public knowledgeTimeline<ThrowOnError extends boolean = false>(options: Options<KnowledgeTimelineData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeTimelineResponses, KnowledgeTimelineErrors, ThrowOnError>({
@@ -1019,7 +1022,7 @@ export class Dates extends HeyApiClient {
     /**
      * Knowledge Chronicle Day
      *
-     * One day, or its Monday–Sunday week, in an IANA time zone (UTC by default); kind is the exact record.type.
+     * What is dated on one day, or its Monday–Sunday week, in an IANA time zone (UTC by default); kind is the exact record.type. Returns rows in time order.
      */
     public knowledgeChronicleDay<ThrowOnError extends boolean = false>(options: Options<KnowledgeChronicleDayData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeChronicleDayResponses, KnowledgeChronicleDayErrors, ThrowOnError>({
@@ -1036,7 +1039,7 @@ export class Dates extends HeyApiClient {
     /**
      * Knowledge Chronicle Since
      *
-     * What happened in an occurrence-time range, oldest first; kind is the exact record.type.
+     * What happened in an occurrence-time range, oldest first (not what was recorded recently); kind is the exact record.type. Returns rows in time order.
      */
     public knowledgeChronicleSince<ThrowOnError extends boolean = false>(options: Options<KnowledgeChronicleSinceData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeChronicleSinceResponses, KnowledgeChronicleSinceErrors, ThrowOnError>({
@@ -1053,7 +1056,7 @@ export class Dates extends HeyApiClient {
     /**
      * Knowledge Chronicle Last Seen
      *
-     * The latest dated context for an entity at or before a time (default now).
+     * The latest dated record about an entity at or before a time (default now): "when did we last hear of X". Returns lastSeen, or null.
      */
     public knowledgeChronicleLastSeen<ThrowOnError extends boolean = false>(options: Options<KnowledgeChronicleLastSeenData, ThrowOnError>) {
         return (options.client ?? this.client).post<KnowledgeChronicleLastSeenResponses, KnowledgeChronicleLastSeenErrors, ThrowOnError>({

@@ -367,11 +367,117 @@ export type CorrectRequest = {
      */
     expectedHash: string;
     /**
-     * Replacement
+     * Record
      *
-     * The record that replaces the corrected one: front matter fields and body.
+     * The record that replaces it: its fields and body, as knowledge_save's.
      */
     replacement: {
+        /**
+         * Kind
+         *
+         * Required to create. page: a thing with a name; claim: a statement; relationship: a link from one record to another (from/to).
+         */
+        kind?: 'page' | 'claim' | 'relationship' | null;
+        /**
+         * Type
+         *
+         * The ontology type: person, organization, project, meeting, source, topic, note, place, fact, preference, decision, commitment, event, works_at, attended, part_of, mentions (a store's ontology.yaml may add more; aliases such as company → organization resolve).
+         */
+        type?: string | null;
+        /**
+         * Title
+         *
+         * A short, unique name.
+         */
+        title?: string | null;
+        /**
+         * Summary
+         *
+         * One line: what the record says.
+         */
+        summary?: string | null;
+        /**
+         * Body
+         *
+         * Markdown text: the whole of what is known.
+         */
+        body?: string | null;
+        /**
+         * Aliases
+         *
+         * Other names lookup finds it by.
+         */
+        aliases?: Array<string> | null;
+        /**
+         * Tags
+         *
+         * Labels grep can filter on.
+         */
+        tags?: Array<string> | null;
+        /**
+         * Entities
+         *
+         * The pages it is about. Record ids (knowledge_lookup finds one by title), never names.
+         */
+        entities?: Array<string> | null;
+        /**
+         * Owner
+         *
+         * Who owns a commitment. Record ids (knowledge_lookup finds one by title), never names.
+         */
+        owner?: string | null;
+        /**
+         * From
+         *
+         * A relationship's source. Record ids (knowledge_lookup finds one by title), never names.
+         */
+        from?: string | null;
+        /**
+         * To
+         *
+         * A relationship's target. Record ids (knowledge_lookup finds one by title), never names.
+         */
+        to?: string | null;
+        /**
+         * Occurred At
+         *
+         * When it happened or was said. YYYY-MM-DD, or an ISO timestamp with seconds and a zone (2026-03-14T09:30:00Z). Leave a date you do not know out: never guess it, and never use today for when something happened.
+         */
+        occurred_at?: string | null;
+        /**
+         * Fields
+         *
+         * A page's structured fields: a meeting's date is fields.occurred_at.
+         */
+        fields?: {
+            [key: string]: unknown;
+        } | null;
+        /**
+         * Due At
+         *
+         * A commitment's deadline. YYYY-MM-DD, or an ISO timestamp with seconds and a zone (2026-03-14T09:30:00Z). Leave a date you do not know out: never guess it, and never use today for when something happened.
+         */
+        due_at?: string | null;
+        /**
+         * Valid Until
+         *
+         * When it stops holding. YYYY-MM-DD, or an ISO timestamp with seconds and a zone (2026-03-14T09:30:00Z). Leave a date you do not know out: never guess it, and never use today for when something happened.
+         */
+        valid_until?: string | null;
+        /**
+         * Sources
+         *
+         * Records or document ids it was learnt from.
+         */
+        sources?: Array<string> | null;
+        /**
+         * Evidence
+         *
+         * Locators that verify it: {source: a record or document id, page, line, quote}.
+         */
+        evidence?: Array<{
+            [key: string]: unknown;
+        }> | null;
         [key: string]: unknown;
     };
     /**
@@ -2497,9 +2603,115 @@ export type SaveRequest = {
     /**
      * Record
      *
-     * Front-matter fields (kind, type, title, aliases, tags, …) and body.
+     * The record: front-matter fields (kind, type, title, dates, references by id, …) and its Markdown body; to update, only the fields that change.
      */
     record: {
+        /**
+         * Kind
+         *
+         * Required to create. page: a thing with a name; claim: a statement; relationship: a link from one record to another (from/to).
+         */
+        kind?: 'page' | 'claim' | 'relationship' | null;
+        /**
+         * Type
+         *
+         * The ontology type: person, organization, project, meeting, source, topic, note, place, fact, preference, decision, commitment, event, works_at, attended, part_of, mentions (a store's ontology.yaml may add more; aliases such as company → organization resolve).
+         */
+        type?: string | null;
+        /**
+         * Title
+         *
+         * A short, unique name.
+         */
+        title?: string | null;
+        /**
+         * Summary
+         *
+         * One line: what the record says.
+         */
+        summary?: string | null;
+        /**
+         * Body
+         *
+         * Markdown text: the whole of what is known.
+         */
+        body?: string | null;
+        /**
+         * Aliases
+         *
+         * Other names lookup finds it by.
+         */
+        aliases?: Array<string> | null;
+        /**
+         * Tags
+         *
+         * Labels grep can filter on.
+         */
+        tags?: Array<string> | null;
+        /**
+         * Entities
+         *
+         * The pages it is about. Record ids (knowledge_lookup finds one by title), never names.
+         */
+        entities?: Array<string> | null;
+        /**
+         * Owner
+         *
+         * Who owns a commitment. Record ids (knowledge_lookup finds one by title), never names.
+         */
+        owner?: string | null;
+        /**
+         * From
+         *
+         * A relationship's source. Record ids (knowledge_lookup finds one by title), never names.
+         */
+        from?: string | null;
+        /**
+         * To
+         *
+         * A relationship's target. Record ids (knowledge_lookup finds one by title), never names.
+         */
+        to?: string | null;
+        /**
+         * Occurred At
+         *
+         * When it happened or was said. YYYY-MM-DD, or an ISO timestamp with seconds and a zone (2026-03-14T09:30:00Z). Leave a date you do not know out: never guess it, and never use today for when something happened.
+         */
+        occurred_at?: string | null;
+        /**
+         * Fields
+         *
+         * A page's structured fields: a meeting's date is fields.occurred_at.
+         */
+        fields?: {
+            [key: string]: unknown;
+        } | null;
+        /**
+         * Due At
+         *
+         * A commitment's deadline. YYYY-MM-DD, or an ISO timestamp with seconds and a zone (2026-03-14T09:30:00Z). Leave a date you do not know out: never guess it, and never use today for when something happened.
+         */
+        due_at?: string | null;
+        /**
+         * Valid Until
+         *
+         * When it stops holding. YYYY-MM-DD, or an ISO timestamp with seconds and a zone (2026-03-14T09:30:00Z). Leave a date you do not know out: never guess it, and never use today for when something happened.
+         */
+        valid_until?: string | null;
+        /**
+         * Sources
+         *
+         * Records or document ids it was learnt from.
+         */
+        sources?: Array<string> | null;
+        /**
+         * Evidence
+         *
+         * Locators that verify it: {source: a record or document id, page, line, quote}.
+         */
+        evidence?: Array<{
+            [key: string]: unknown;
+        }> | null;
         [key: string]: unknown;
     };
     /**
@@ -4242,21 +4454,21 @@ export type ListDocumentsData = {
         /**
          * Path Prefix
          *
-         * Only paths starting with this
+         * Only documents whose path starts with this.
          */
         path_prefix?: string | null;
         /**
          * Cursor
          *
-         * next_cursor of the previous page
+         * The previous page's next_cursor.
          */
         cursor?: string | null;
         /**
          * Limit
          *
-         * At most this many results.
+         * At most this many documents (default 20).
          */
-        limit?: number;
+        limit?: number | null;
     };
     url: '/v1/projects/{project_id}/documents';
 };
@@ -4274,6 +4486,10 @@ export type ListDocumentsErrors = {
      * Not found (or not a member of the project)
      */
     404: ErrorResponse;
+    /**
+     * Conflict
+     */
+    409: ErrorResponse;
 };
 
 export type ListDocumentsError = ListDocumentsErrors[keyof ListDocumentsErrors];
@@ -4587,71 +4803,6 @@ export type UpdateDocumentResponses = {
 
 export type UpdateDocumentResponse = UpdateDocumentResponses[keyof UpdateDocumentResponses];
 
-export type ListPassagesData = {
-    body?: never;
-    path: {
-        /**
-         * Project Id
-         *
-         * The project's id.
-         */
-        project_id: string;
-        /**
-         * Document Id
-         *
-         * The document's id.
-         */
-        document_id: string;
-    };
-    query?: {
-        /**
-         * Around
-         *
-         * A chunk id: the passages around it
-         */
-        around?: string | null;
-        /**
-         * Start
-         *
-         * The first passage's place (0-based)
-         */
-        start?: number;
-        /**
-         * Limit
-         *
-         * At most this many results.
-         */
-        limit?: number;
-    };
-    url: '/v1/projects/{project_id}/documents/{document_id}/passages';
-};
-
-export type ListPassagesErrors = {
-    /**
-     * Invalid request
-     */
-    400: ErrorResponse;
-    /**
-     * Missing or bad token
-     */
-    401: ErrorResponse;
-    /**
-     * Not found (or not a member of the project)
-     */
-    404: ErrorResponse;
-};
-
-export type ListPassagesError = ListPassagesErrors[keyof ListPassagesErrors];
-
-export type ListPassagesResponses = {
-    /**
-     * Successful Response
-     */
-    200: PassageList;
-};
-
-export type ListPassagesResponse = ListPassagesResponses[keyof ListPassagesResponses];
-
 export type ListStoresData = {
     body?: never;
     path: {
@@ -4679,6 +4830,10 @@ export type ListStoresErrors = {
      * Not found (or not a member of the project)
      */
     404: ErrorResponse;
+    /**
+     * Conflict
+     */
+    409: ErrorResponse;
 };
 
 export type ListStoresError = ListStoresErrors[keyof ListStoresErrors];
@@ -5500,6 +5655,75 @@ export type SearchKnowledgeResponses = {
 };
 
 export type SearchKnowledgeResponse = SearchKnowledgeResponses[keyof SearchKnowledgeResponses];
+
+export type ListPassagesData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         *
+         * The project's id.
+         */
+        project_id: string;
+        /**
+         * Document Id
+         *
+         * The document's id.
+         */
+        document_id: string;
+    };
+    query?: {
+        /**
+         * Around
+         *
+         * A search hit's chunk_id: the passages centred on it.
+         */
+        around?: string | null;
+        /**
+         * Start
+         *
+         * The first passage's place (0-based), without around.
+         */
+        start?: number | null;
+        /**
+         * Limit
+         *
+         * At most this many passages.
+         */
+        limit?: number | null;
+    };
+    url: '/v1/projects/{project_id}/documents/{document_id}/passages';
+};
+
+export type ListPassagesErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+    /**
+     * Conflict
+     */
+    409: ErrorResponse;
+};
+
+export type ListPassagesError = ListPassagesErrors[keyof ListPassagesErrors];
+
+export type ListPassagesResponses = {
+    /**
+     * Successful Response
+     */
+    200: PassageList;
+};
+
+export type ListPassagesResponse = ListPassagesResponses[keyof ListPassagesResponses];
 
 export type KnowledgeGrepData = {
     body: GrepRequest;

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -12,7 +12,7 @@ from starlette.datastructures import UploadFile
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.api.errors import from_validation
-from naturali.contracts.resources import Deleted, DocumentList, DocumentOut, Passage, PassageList
+from naturali.contracts.resources import Deleted, DocumentOut
 from naturali.errors import InvalidRequest, UnsupportedMediaType
 from naturali.model import Document
 from naturali.service import validation
@@ -121,59 +121,9 @@ async def create_document(
     return _answer(document, response)
 
 
-@router.get("", response_model=DocumentList)
-def list_documents(
-    project_id: str,
-    user: CurrentUser,
-    svc: Service,
-    path_prefix: Annotated[
-        str | None, Query(min_length=1, description="Only paths starting with this")
-    ] = None,
-    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-) -> DocumentList:
-    page = svc.documents.list(user, project_id, path_prefix, cursor, limit)
-    return DocumentList(
-        data=[DocumentOut.of(d) for d in page.documents], next_cursor=page.next_cursor
-    )
-
-
 @router.get("/{document_id}", response_model=DocumentOut)
 def get_document(project_id: str, document_id: str, user: CurrentUser, svc: Service) -> DocumentOut:
     return DocumentOut.of(svc.documents.get(user, project_id, document_id))
-
-
-@router.get("/{document_id}/passages", response_model=PassageList)
-def list_passages(
-    project_id: str,
-    document_id: str,
-    user: CurrentUser,
-    svc: Service,
-    around: Annotated[
-        str | None, Query(min_length=1, description="A chunk id: the passages around it")
-    ] = None,
-    start: Annotated[int, Query(ge=0, description="The first passage's place (0-based)")] = 0,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> PassageList:
-    """The document's passages in order, from ``start`` or centred on the chunk ``around``
-    (a search hit's ``chunk_id``): a hit read in its context, however long the document."""
-    page = svc.documents.passages(
-        user, project_id, document_id, around=around, start=start, limit=limit
-    )
-    return PassageList(
-        data=[
-            Passage(
-                chunk_id=c.id,
-                ordinal=c.ordinal,
-                page=c.page,
-                content=c.text,
-                read_by=page.read_by(c),
-            )
-            for c in page.passages
-        ],
-        start=page.start,
-        total=page.total,
-    )
 
 
 @router.put(

@@ -10,7 +10,6 @@ from naturali.contracts.resources import (
     Deleted,
     MemoryList,
     MemoryOut,
-    MemoryStoreList,
     MemoryStoreOut,
 )
 from naturali.service.requests import (
@@ -30,12 +29,6 @@ def create_store(
     project_id: str, body: MemoryStoreCreate, user: CurrentUser, svc: Service
 ) -> MemoryStoreOut:
     return MemoryStoreOut.of(svc.memories.create_store(user, project_id, body.name, body.tags))
-
-
-@router.get("", response_model=MemoryStoreList)
-def list_stores(project_id: str, user: CurrentUser, svc: Service) -> MemoryStoreList:
-    stores = svc.memories.list_stores(user, project_id)
-    return MemoryStoreList(data=[MemoryStoreOut.of(s) for s in stores])
 
 
 @router.get("/{memory_store_id}", response_model=MemoryStoreOut)
