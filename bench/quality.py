@@ -52,7 +52,8 @@ def bm25s_search(path: Path) -> Search:
     ids = [d["_id"] for d in docs]
     texts = [f"{d.get('title', '')} {d.get('text', '')}" for d in docs]
     retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False))
+    tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    retriever.index(tokens, show_progress=False)
 
     def search(query: str) -> list[str]:
         tokens = bm25s.tokenize([query], stopwords="en", stemmer=stemmer, show_progress=False)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 from typing import Any
@@ -24,7 +25,7 @@ from naturali.retrieval.index import ProjectIndex, Selection
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.owners import OwnerAttrs, owner_key
 from naturali.retrieval.vectors import FIT_ROWS, ScanPool, Vectors
-from naturali.text.tokens import query_terms, terms
+from naturali.text.tokens import query_term_counts, terms
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -164,10 +165,28 @@ def test_a_documents_title_is_carried_into_chunks_that_do_not_start_with_it() ->
     index.add(1, "A later paragraph about cytokines.", title)
     index.add(2, "A later paragraph about cytokines.")
     mask = np.ones(3, bool)
-    scores = index.score(query_terms("suppressor cells"), mask, 3).scores
+    scores = index.score(query_term_counts("suppressor cells"), mask, 3).scores
     assert scores[0] > 0 and scores[1] > 0 and scores[2] == 0
     # The heading is not counted twice where the chunk already begins with the title.
     assert index.lengths().tolist()[0] == 7
+
+
+def test_a_term_the_query_repeats_weighs_more_but_saturates() -> None:
+    """A long question that names its subject three times is mostly about it (BM25's
+    query-term weight): the passage holding that term outranks one holding a term said once,
+    but a term said ten times does not drown the others."""
+    index = LexicalIndex()
+    for row, text in enumerate(["retrieval of documents", "library classification systems"]):
+        index.add(row, text)
+    mask = np.ones(2, bool)
+    said = query_term_counts("classification of library retrieval: retrieval, retrieval")
+    assert said == {"classif": 1, "librari": 1, "retriev": 3}
+    scores = index.score(said, mask, 2).scores
+    assert scores[0] > scores[1]
+    once = index.score(Counter(dict.fromkeys(said, 1)), mask, 2).scores
+    assert once[0] < once[1]  # two matching terms against one
+    drowned = index.score(Counter({"retriev": 10, "classif": 1, "librari": 1}), mask, 2).scores
+    assert drowned[0] < 3 * drowned[1]  # 9·10/(8 + 10) = 5 times, not 10 (two terms: 2)
 
 
 def test_a_snapshot_of_the_lexical_index_scores_the_same() -> None:
@@ -181,7 +200,8 @@ def test_a_snapshot_of_the_lexical_index_scores_the_same() -> None:
     mask = np.array([True, True, False, True, True])
     for query in (["alpha"], ["beta", "delta"], ["zeta", "gamma"]):
         assert np.allclose(
-            index.score(query, mask, 4).scores, restored.score(query, mask, 4).scores
+            index.score(Counter(query), mask, 4).scores,
+            restored.score(Counter(query), mask, 4).scores,
         )
 
 
@@ -193,7 +213,7 @@ def test_a_restored_lexical_index_saves_every_term_searched_added_to_or_not() ->
     for row, text in enumerate(texts):
         index.add(row, text)
     restored = LexicalIndex.from_arrays(index.to_arrays())
-    restored.score(["beta"], np.ones(3, bool), 3)  # made from the arrays
+    restored.score(Counter(["beta"]), np.ones(3, bool), 3)  # made from the arrays
     before = restored.memory_bytes()
     restored.add(3, "delta omega")  # delta: added to; omega: a new term
     index.add(3, "delta omega")
@@ -203,10 +223,12 @@ def test_a_restored_lexical_index_saves_every_term_searched_added_to_or_not() ->
     mask = np.ones(4, bool)
     for term in ("alpha", "beta", "gamma", "delta", "epsilon", "omega"):
         assert np.allclose(
-            index.score([term], mask, 4).scores, again.score([term], mask, 4).scores
+            index.score(Counter([term]), mask, 4).scores,
+            again.score(Counter([term]), mask, 4).scores,
         ), term
         assert np.allclose(
-            index.score([term], mask, 4).scores, restored.score([term], mask, 4).scores
+            index.score(Counter([term]), mask, 4).scores,
+            restored.score(Counter([term]), mask, 4).scores,
         ), term
 
 

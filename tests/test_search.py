@@ -13,7 +13,7 @@ from fastapi import Request
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.retrieval import fusion
-from naturali.text.tokens import matched_spans, query_terms
+from naturali.text.tokens import matched_spans, query_term_counts, query_terms
 
 DOCS = {
     "/handbook/support/refunds.md": "Refunds are processed within five business days.",
@@ -416,7 +416,7 @@ def test_the_fused_score_weighs_the_vector_leg_by_the_models_weight(api: Api) ->
     cosines = minmax([h["explain"]["cosine"] for h in hits])
     bm25 = minmax([h["explain"]["bm25"] for h in hits])
     fused = np.array([h["explain"]["fused"] for h in hits])
-    terms = query_terms("how long do refunds take")
+    terms = query_term_counts("how long do refunds take")
     with api.naturali.indexes.synced(project_id) as index:
         bound = index.lexical.score(terms, index.live_rows, 4).bound
     best = max(h["explain"]["bm25"] for h in hits)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,7 +15,7 @@ from naturali.retrieval.conversation import Conversation
 from naturali.retrieval.fusion import CONFIDENT_SHIFT
 from naturali.retrieval.index import ProjectIndex
 from naturali.retrieval.vectors import LegScan, Nearest, ScanPool
-from naturali.text.tokens import names, query_terms
+from naturali.text.tokens import names, query_term_counts
 
 CANDIDATES_PER_LEG = 100
 
@@ -58,14 +59,18 @@ class Asked:
     how many results to rank, and the cosine below which vector candidates are dropped."""
 
     text: str
-    terms: list[str]
+    said: Counter[str]  # each term, with how often the query says it
     names: tuple[str, ...]
     depth: int
     min_similarity: float | None = None
 
     @classmethod
     def of(cls, text: str, depth: int, min_similarity: float | None = None) -> Asked:
-        return cls(text, query_terms(text), tuple(names(text)), depth, min_similarity)
+        return cls(text, query_term_counts(text), tuple(names(text)), depth, min_similarity)
+
+    @property
+    def terms(self) -> list[str]:
+        return list(self.said)
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,7 @@ def rank(
     started = time.perf_counter()
     depth = max(CANDIDATES_PER_LEG, limit)
     scan = index.vector_leg.scan(mask, depth)
-    bm25, bound = index.lexical.score(asked.terms, mask, subset)
+    bm25, bound = index.lexical.score(asked.said, mask, subset)
     hits = np.flatnonzero(bm25 > 0)  # zero outside the mask
     lexical_candidates = _top(hits, bm25[hits], depth)
     lexical = time.perf_counter()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from functools import lru_cache
 
 import Stemmer
@@ -175,9 +176,15 @@ def terms(text: str) -> list[str]:
 
 def query_terms(text: str) -> list[str]:
     """Distinct query terms, stopwords dropped unless nothing else is left."""
+    return list(query_term_counts(text))
+
+
+def query_term_counts(text: str) -> Counter[str]:
+    """Each query term (as ``query_terms``) with how often the query says it: a long
+    question that names its subject three times is mostly about it."""
     found = words(text)
     kept = [w for w in found if w not in STOPWORDS] or found
-    return list(dict.fromkeys(stem(w) for w in kept))
+    return Counter(stem(w) for w in kept)
 
 
 def matched_spans(text: str, wanted: list[str]) -> list[tuple[int, int, str]]:
