@@ -14,6 +14,7 @@ import pytest
 from conftest import Api
 from naturali.embed import rerank
 from naturali.embed.onnx import ModelIntegrityError
+from naturali.retrieval import fusion
 from naturali.retrieval.conversation import Conversation
 from naturali.retrieval.hybrid import PRODUCT
 from naturali.service.requests import SearchRequest
@@ -104,8 +105,12 @@ def test_rerank_is_there_only_when_asked_and_orders_what_it_rescored(chat: Chat)
     assert all("rerank" not in hit["explain"] for hit in plain)
     hits = chat.search(query="Where is Sam moving to?", limit=12, explain=True, rerank=True)
     assert len(hits) == 12  # the depth (20) reaches every turn: all are rescored
-    reranked = [hit["explain"]["rerank"] for hit in hits]
-    assert reranked == sorted(reranked, reverse=True)
+    # in the order of their fused score blended with the cross-encoder's (a fifth of it)
+    reranked = np.array([hit["explain"]["rerank"] for hit in hits], np.float32)
+    fused = np.array([hit["explain"]["fused"] for hit in hits], np.float32)
+    blended = fusion.second_stage(fused, reranked).tolist()
+    assert blended == sorted(blended, reverse=True)
+    assert not np.array_equal(np.argsort(-fused), np.argsort(-reranked))  # they disagree
     scores = [hit["score"] for hit in hits]
     assert scores == sorted(scores, reverse=True)  # the places' scores, still falling
     assert sorted(scores) == sorted(h["explain"]["fused"] for h in hits)
@@ -158,3 +163,16 @@ def test_a_question_of_any_accepted_length_is_reranked(chat: Chat) -> None:
     hits = chat.search(query=long, limit=5, explain=True, rerank=True)
     assert len(hits) == 5 and all("rerank" in hit["explain"] for hit in hits)
     assert 5 in chat.turns(hits)[:2]
+
+
+def test_pairs_on_the_workers_score_as_pairs_in_turn() -> None:
+    """The second stage runs its pairs on the composition root's workers, one thread each:
+    each pair still alone, so the scores are the sequential ones, in the passages' order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    query = "Where is Sam moving?"
+    passages = [f"Sam: {text}" for text in ("To Lisbon.", "Pasta on Sundays.", "A flat.")] * 3
+    in_turn = rerank.OnnxReranker(threads=1).score(query, passages)
+    with ThreadPoolExecutor(2) as pool:
+        on_workers = rerank.OnnxReranker(pool=pool).score(query, passages)
+    assert on_workers.tolist() == in_turn.tolist()

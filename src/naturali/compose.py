@@ -34,8 +34,13 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
         (state, SqliteState),  # the store's state; a scratch one for projections (asOf)
         (lambda: embedder) if embedder is not None else (lambda: build_embedder(settings)),
         concurrency(settings),
-        lambda: build_reranker(settings),
+        lambda: build_reranker(settings, _rerank_pool(settings)),
     )
+
+
+def _rerank_pool(settings: Settings) -> ThreadPoolExecutor:
+    """The second stage's workers, made with the reranker on its first use: one pair each."""
+    return ThreadPoolExecutor(settings.embedder_threads, thread_name_prefix="naturali-rerank")
 
 
 # How long a thread may hold the GIL while another waits for it. A request's thread keeps

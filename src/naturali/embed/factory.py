@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
+
 from naturali.embed.http import HttpEmbedder
 from naturali.embed.models import DEFAULT_MODEL
 from naturali.embed.onnx import OnnxEmbedder
@@ -27,6 +29,9 @@ def build_embedder(settings: Settings) -> Embedder:
     return HttpEmbedder(settings.embedder_url, settings.embedder_model, settings.embedder_api_key)
 
 
-def build_reranker(settings: Settings) -> Reranker:
-    """The second stage's cross-encoder: the shipped one, or the operator's directory."""
-    return OnnxReranker(settings.reranker_dir, settings.reranker_sha256, settings.embedder_threads)
+def build_reranker(settings: Settings, pool: Executor | None = None) -> Reranker:
+    """The second stage's cross-encoder: the shipped one, or the operator's directory; its
+    pairs run on ``pool`` when given (the composition root's)."""
+    return OnnxReranker(
+        settings.reranker_dir, settings.reranker_sha256, settings.embedder_threads, pool
+    )

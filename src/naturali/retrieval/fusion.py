@@ -21,6 +21,11 @@ ALPHA = 0.5
 # documents, where it held on both (docs/benchmarks.md, "Quality: SciFact").
 CONFIDENT_SHIFT = 0.4
 
+# The cross-encoder's share when it reorders the fused ranking's top (``rerank: true``):
+# alone it lowered every development collection (its MS MARCO training reads a scientific
+# claim or a long question badly); a fifth of the blend raised them all (docs/quality.md).
+RERANK_WEIGHT = 0.2
+
 Floats = npt.NDArray[np.float32]
 
 
@@ -64,3 +69,11 @@ def query_alpha(
         return alpha
     confidence = min(1.0, best_bm25 / bound)
     return max(0.0, alpha - shift * confidence * confidence)
+
+
+def second_stage(fused: Floats, rerank: Floats, weight: float = RERANK_WEIGHT) -> Floats:
+    """The order the second stage gives the fused ranking's top: its fused scores and the
+    cross-encoder's, each min–max normalised over that top, blended."""
+    if fused.size == 0:
+        return fused
+    return ((1.0 - weight) * _minmax(fused) + weight * _minmax(rerank)).astype(np.float32)

@@ -31,6 +31,7 @@ from naturali.errors import InvalidRequest
 from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, User
 from naturali.ports.reranker import Reranker
 from naturali.ports.storage import Storage
+from naturali.retrieval import fusion
 from naturali.retrieval.hybrid import PRODUCT, Asked, Ranked, Ranking, rank
 from naturali.retrieval.index import ProjectIndex, Selection
 from naturali.retrieval.owners import OwnerAttrs
@@ -129,12 +130,15 @@ class SecondStage:
     depth: int
 
     def reorder(self, query: str, results: list[KnowledgeResult]) -> list[KnowledgeResult]:
-        """The top ``depth`` results in the reranker's order, then the rest as they were.
-        The rescored keep the scores of the places they take (the ranking is the contract,
-        the number is not: docs/spec/search-api.md), so scores still fall as results go."""
+        """The top ``depth`` results reordered by their fused score blended with the
+        reranker's (``fusion.second_stage``), then the rest as they were. The rescored keep
+        the scores of the places they take (the ranking is the contract, the number is not:
+        docs/spec/search-api.md), so scores still fall as results go."""
         head, tail = results[: self.depth], results[self.depth :]
         scores = self.reranker().score(query, [r.content or "" for r in head])
-        order = sorted(range(len(head)), key=lambda i: (-float(scores[i]), i))
+        fused = np.array([r.score for r in head], np.float32)
+        blended = fusion.second_stage(fused, scores)
+        order = sorted(range(len(head)), key=lambda i: (-float(blended[i]), i))
         places = [r.score for r in head]
         reordered = [head[i] for i in order]
         for result, i, place in zip(reordered, order, places, strict=True):
