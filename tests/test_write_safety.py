@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -244,3 +245,30 @@ def test_concurrent_writers_lose_nothing(
     history = reopened.mutations.history(owner, project.id, store.id, counter).wire()
     assert [r["revision"] for r in history["revisions"]] == list(range(1, workers * count + 2))
     reopened.close()
+
+
+def test_leftover_temp_files_are_found_outside_git_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupted atomic write's temp file is removed wherever it lies in the vault; the
+    walk never enters .git, whose object folders Git packs and prunes while it runs (a folder
+    gone between its listing and its reading failed the write that looked: here every folder
+    of .git is gone when read)."""
+    from naturali.vault.files import TEMP_PREFIX, TEMP_SUFFIX, remove_temp_files
+
+    scandir = os.scandir
+
+    def pruned_meanwhile(path: Any = ".") -> Any:
+        if ".git" in Path(path).parts:
+            raise FileNotFoundError(path)
+        return scandir(path)
+
+    vault = tmp_path / "vault"
+    left = vault / "people" / f"{TEMP_PREFIX}ann{TEMP_SUFFIX}"
+    gits = vault / ".git" / "objects" / "13" / f"{TEMP_PREFIX}obj{TEMP_SUFFIX}"
+    for path in (left, gits, vault / "people" / "ann.md"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    monkeypatch.setattr(os, "scandir", pruned_meanwhile)
+    assert remove_temp_files(vault) == [left]
+    assert not left.exists() and gits.exists() and (vault / "people" / "ann.md").exists()

@@ -14,11 +14,17 @@ def remove_temp_files(vault: Path, older_than: float = 0.0) -> list[Path]:
     """Temp files an interrupted atomic write left behind: all of them while no write runs
     (under the store's lock), or without the lock those older than any write takes."""
     cutoff = time.time() - older_than
-    found = [
-        p
-        for p in vault.rglob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}")
-        if ".git" not in p.parts and (not older_than or _mtime(p) < cutoff)
-    ]
+    found = []
+    # Never into .git: Git packs and prunes its object folders meanwhile (a folder gone
+    # between listing and reading failed the write that looked), and a store of thousands of
+    # commits holds thousands of them. A folder that vanishes is skipped (os.walk's default).
+    for folder, subfolders, names in os.walk(vault):
+        subfolders[:] = [name for name in subfolders if name != ".git"]
+        for name in names:
+            path = Path(folder, name)
+            temporary = name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
+            if temporary and (not older_than or _mtime(path) < cutoff):
+                found.append(path)
     for path in found:
         path.unlink(missing_ok=True)
     return found
