@@ -17,7 +17,7 @@ class Project(_Model):
     id: str
     # The project's name.
     name: str
-    # The role: owner, editor or member.
+    # The role: owner, editor or viewer.
     role: str
     # When it was created (UTC).
     created_at: str
@@ -64,7 +64,7 @@ class Document(_Model):
     id: str
     # The project's id.
     project_id: str
-    # The path, relative to the project or store root.
+    # The document's path in the project.
     path: str
     # The document's title (its first heading, or its name).
     title: str
@@ -224,7 +224,7 @@ class DocumentKnowledgeResult(_Model):
     file_id: str
     # The project's id.
     project_id: str
-    # The path, relative to the project or store root.
+    # The document's path in the project.
     path: str
     # The uploaded file's name.
     filename: str
@@ -317,7 +317,7 @@ class Source(_Model):
     id: str
     # The project's id.
     project_id: str
-    # The record's kind.
+    # git: a Git repository; web: a documentation site.
     kind: Literal["git", "web"]
     # Where the source is fetched from.
     url: str

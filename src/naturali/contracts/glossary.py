@@ -21,7 +21,7 @@ _SHA = "9f2c1e7a4b0d5c3e8f6a1b2d4c7e9f0a3b5d6c8e1f2a4b7c9d0e3f5a6b8c1d2e"
 
 TERMS: dict[str, Term] = {
     # Identity and provenance
-    "id": Term("This object's id.", "prj_7Kq2mW"),
+    "id": Term("This object's id.", "proj_V1StGXR8Z5jdHi6B"),
     "Citation.id": Term("The cited record's id.", "dec-use-postgres"),
     "CompleteHit.id": Term("The record's id.", "dec-use-postgres"),
     "InventoryRow.id": Term("The record's id.", "dec-use-postgres"),
@@ -33,30 +33,32 @@ TERMS: dict[str, Term] = {
     "SourceRef.id": Term("The source record's id.", "mtg-2026-03-14"),
     "SourceSummary.id": Term("The source record's id.", "mtg-2026-03-14"),
     "Via.id": Term("The superseded record's id.", "dec-use-mysql"),
-    "Deleted.id": Term("The deleted object's id.", "doc_4Hs9aP"),
+    "Deleted.id": Term("The deleted object's id.", "doc_V1StGXR8Z5jdHi6B"),
     "CorrectRequest.id": Term("The record to correct (its id).", "dec-use-postgres"),
     "WithdrawRequest.id": Term("The record to withdraw (its id).", "dec-use-postgres"),
     "RecordAt.id": Term("The record's id (case-sensitive).", "dec-use-postgres"),
-    "DocumentOut.id": Term(None, "doc_4Hs9aP"),
-    "MemoryOut.id": Term(None, "mem_8Jd3rT"),
-    "MemoryStoreOut.id": Term(None, "mst_2Lp6vQ"),
-    "SourceOut.id": Term(None, "src_5Nb1xZ"),
-    "TokenOut.id": Term(None, "tok_3Fr8yK"),
-    "IngestJobOut.id": Term("The ingestion job's id.", "job_6Wc4tM"),
+    "DocumentOut.id": Term(None, "doc_V1StGXR8Z5jdHi6B"),
+    "MemoryOut.id": Term(None, "mem_Tq84XbLw2sPz0aKd"),
+    "MemoryStoreOut.id": Term(None, "mstore_tYHpKIiutxJg5XZH"),
+    "SourceOut.id": Term(None, "src_5Nb1xZq8RkWc3DfG"),
+    "TokenOut.id": Term(None, "tok_3Fr8yKs9LmQw2TzA"),
+    "IngestJobOut.id": Term("The ingestion job's id.", "job_6Wc4tMa1VbNe7QrS"),
     "ModelOut.id": Term("The embedding model's name.", "bge-small-en-v1.5"),
-    "source_id": Term("The source's id.", "src_5Nb1xZ"),
-    "token_id": Term("The token's id.", "tok_3Fr8yK"),
+    "source_id": Term("The source's id.", "src_5Nb1xZq8RkWc3DfG"),
+    "token_id": Term("The token's id.", "tok_3Fr8yKs9LmQw2TzA"),
     "record_id": Term("The record's id (case-sensitive).", "dec-use-postgres"),
-    "project_id": Term("The project's id.", "prj_7Kq2mW"),
-    "document_id": Term("The document's id.", "doc_4Hs9aP"),
-    "memory_id": Term("The memory's id.", "mem_8Jd3rT"),
-    "memory_store_id": Term("The memory store's id.", "mst_2Lp6vQ"),
+    "project_id": Term("The project's id.", "proj_V1StGXR8Z5jdHi6B"),
+    "document_id": Term("The document's id.", "doc_V1StGXR8Z5jdHi6B"),
+    "memory_id": Term("The memory's id.", "mem_Tq84XbLw2sPz0aKd"),
+    "memory_store_id": Term("The memory store's id.", "mstore_tYHpKIiutxJg5XZH"),
     "memory_store_name": Term("The memory store's name.", "decisions"),
-    "chunk_id": Term("The passage's id: cite it, or read the passages around it.", "chk_9Tg2eB"),
-    "file_id": Term("The stored file's id (one per uploaded content).", "fil_1Xv7nR"),
-    "user_id": Term("The user's id.", "usr_ada"),
+    "chunk_id": Term(
+        "The passage's id: cite it, or read the passages around it.", "chunk_o9TuYIx7DJdNsSz6"
+    ),
+    "file_id": Term("The stored file's id (one per uploaded content).", "file_9f2c1e7a4b0d5c3e"),
+    "user_id": Term("The user's id.", "user_Ad4LoVe1aCeB9bAg"),
     "request_id": Term("The HTTP request's id (the X-Request-Id header).", "req_0a1b2c3d"),
-    "path": Term("The path, relative to the project or store root.", "handbook/deploy.md"),
+    "path": Term("The document's path in the project.", "/handbook/deploy.md"),
     "Citation.path": Term("The record file's path in the store.", "records/dec-use-postgres.md"),
     "CompleteHit.path": Term("The record file's path in the store.", "records/dec-use-postgres.md"),
     "InventoryRow.path": Term(
@@ -72,7 +74,10 @@ TERMS: dict[str, Term] = {
     "TimelineRow.path": Term("The record file's path in the store.", "records/dec-use-postgres.md"),
     "Via.path": Term("The superseded record's path.", "decisions/dec-use-mysql.md"),
     "Issue.path": Term("The file that could not be read.", "decisions/broken.md"),
-    "SourceOut.path": Term("The folder of the project the source's files are kept under.", "repo"),
+    "SourceOut.kind": Term("git: a Git repository; web: a documentation site.", None),
+    "SourceOut.path": Term(
+        "The folder of the project the source's files are kept under.", "/handbook/"
+    ),
     "filename": Term("The uploaded file's name.", "deploy.md"),
     "sha256": Term("The SHA-256 of the exact bytes (hex).", _SHA),
     "content_hash": Term("The SHA-256 of the content (hex).", _SHA),
@@ -123,7 +128,7 @@ TERMS: dict[str, Term] = {
         "The quoted words, as the record's front matter spells it.", "we ship on Tuesdays"
     ),
     "source": Term(
-        "An available record's id or a document id this evidence points to.", "doc_4Hs9aP"
+        "An available record's id or a document id this evidence points to.", "doc_V1StGXR8Z5jdHi6B"
     ),
     "TimelineRow.source": Term('With group "source": the dated source this row stands for.', None),
     "page_count": Term("Pages in the file (PDF and images), else null.", 160),
@@ -132,7 +137,7 @@ TERMS: dict[str, Term] = {
         "What was skipped or guessed, one sentence each.", ["ocr: pages 3-4 read by OCR"]
     ),
     # Records
-    "kind": Term("The record's kind.", "decision"),
+    "kind": Term("The record's kind: page, claim or relationship.", "claim"),
     "type": Term("The record's type (from the ontology).", "decision"),
     "ErrorBody.type": Term("The error's class.", "invalid_request_error"),
     "lifecycle": Term("The record's lifecycle state.", "active"),
@@ -254,11 +259,13 @@ TERMS: dict[str, Term] = {
     "last_used_at": Term("When it was last used (UTC), or null.", _AT),
     "revoked_at": Term("When it was revoked (UTC), or null.", _AT),
     # Projects, members, tokens, audit
-    "role": Term("The role: owner, editor or member.", "editor"),
+    "role": Term("The role: owner, editor or viewer.", "editor"),
     "scope": Term("What the token may do: read, write or admin.", None),
-    "projects": Term("The projects it is limited to; null for all of the user's.", ["prj_7Kq2mW"]),
+    "projects": Term(
+        "The projects it is limited to; null for all of the user's.", ["proj_V1StGXR8Z5jdHi6B"]
+    ),
     "token_name": Term("The token the call was made with, or null.", "ci-deploy"),
-    "ids": Term("The ids of what was acted on.", {"document_id": "doc_4Hs9aP"}),
+    "ids": Term("The ids of what was acted on.", {"document_id": "doc_V1StGXR8Z5jdHi6B"}),
     "status": Term("The state.", "ready"),
     "AuditEntryOut.status": Term("The HTTP status answered.", 201),
     "deleted": Term("true: it is gone.", None),
@@ -273,7 +280,7 @@ TERMS: dict[str, Term] = {
     "embedding_model": Term("The model passages are embedded with.", None),
     "chunks_done": Term("Passages embedded so far.", 120),
     "chunks_total": Term("Passages to embed.", 214),
-    "prefix": Term("The folder listed.", "handbook/"),
+    "prefix": Term("The folder listed.", "/handbook/"),
     # Sources
     "url": Term("Where the source is fetched from.", "https://github.com/acme/handbook.git"),
     "ref": Term("The branch, tag or commit (Git); null for the default branch.", "main"),
@@ -289,9 +296,9 @@ TERMS: dict[str, Term] = {
 
 # Examples for fields described where they are defined (their definition says what they are).
 EXAMPLES: dict[str, Any] = {
-    "document_paths": ["handbook/"],
-    "document_ids": ["doc_4Hs9aP"],
-    "memory_store_ids": ["mst_2Lp6vQ"],
+    "document_paths": ["/handbook/"],
+    "document_ids": ["doc_V1StGXR8Z5jdHi6B"],
+    "memory_store_ids": ["mstore_tYHpKIiutxJg5XZH"],
     "min_similarity": 0.3,
     "SearchRequest.query": "how do we deploy on Fridays?",
     "GrepRequest.query": "postgres",
@@ -313,7 +320,7 @@ EXAMPLES: dict[str, Any] = {
     "documents_here": 4,
     "FolderOut.chunks": 512,
     "FolderOut.documents": 9,
-    "FolderOut.path": "handbook/",
+    "FolderOut.path": "/handbook/",
     "IndexOut.rows": 2140,
     "empty_pages": [7],
     "ocr_pages": [3, 4],

@@ -229,7 +229,7 @@ export type CompleteHit = {
     /**
      * Kind
      *
-     * The record's kind.
+     * The record's kind: page, claim or relationship.
      */
     kind: string;
     /**
@@ -615,7 +615,7 @@ export type DocumentKnowledgeResult = {
     /**
      * Path
      *
-     * The path, relative to the project or store root.
+     * The document's path in the project.
      */
     path: string;
     /**
@@ -725,7 +725,7 @@ export type DocumentOut = {
     /**
      * Path
      *
-     * The path, relative to the project or store root.
+     * The document's path in the project.
      */
     path: string;
     /**
@@ -1357,7 +1357,7 @@ export type IngestJobOut = {
     /**
      * Path
      *
-     * The path, relative to the project or store root.
+     * The document's path in the project.
      */
     path: string;
     /**
@@ -1419,7 +1419,7 @@ export type InventoryRow = {
     /**
      * Kind
      *
-     * The record's kind.
+     * The record's kind: page, claim or relationship.
      */
     kind: string;
     /**
@@ -1683,7 +1683,7 @@ export type MemberOut = {
     /**
      * Role
      *
-     * The role: owner, editor or member.
+     * The role: owner, editor or viewer.
      */
     role: string;
     /**
@@ -2208,7 +2208,7 @@ export type ProjectOut = {
     /**
      * Role
      *
-     * The role: owner, editor or member.
+     * The role: owner, editor or viewer.
      */
     role: string;
     /**
@@ -2316,7 +2316,7 @@ export type RecordResult = {
     /**
      * Kind
      *
-     * The record's kind.
+     * The record's kind: page, claim or relationship.
      */
     kind: string;
     /**
@@ -2943,7 +2943,7 @@ export type SourceOut = {
     /**
      * Kind
      *
-     * The record's kind.
+     * git: a Git repository; web: a documentation site.
      */
     kind: 'git' | 'web';
     /**
@@ -3447,7 +3447,7 @@ export type TimelineRow = {
     /**
      * Kind
      *
-     * The record's kind.
+     * The record's kind: page, claim or relationship.
      */
     kind: string;
     /**
@@ -4513,7 +4513,7 @@ export type CreateDocumentData = {
         /**
          * Path
          *
-         * The path, relative to the project or store root.
+         * The document's path in the project.
          */
         path: string;
         /**
@@ -4707,7 +4707,7 @@ export type UpdateDocumentData = {
         /**
          * Path
          *
-         * The path, relative to the project or store root.
+         * The document's path in the project.
          */
         path?: string | null;
         /**
