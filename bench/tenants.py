@@ -1,0 +1,302 @@
+"""Many small teams on one server: what one more project costs, cold and warm.
+
+For each N: a fresh data dir holding N projects of M chunks each (SciFact's chunks as naturali
+ingested them, text and vectors, spread over the projects: project i holds the M chunks from
+i·M on, modulo the collection) and one memory store of K memories in each of the first S
+projects (written through the service: embedded, committed to the store's Git). Then a real
+``naturali serve`` on it, and:
+
+- at rest: bytes on disk and files a project (the data dir's, over N), project and store
+  creation time (p50, through the service);
+- restart to ready (``/readyz`` 200), RSS and open descriptors of the idle server;
+- the first search of 200 cold projects (p50/p99), then the same again, warm;
+- C clients for T seconds, each searching a random project (uniform, then Zipf s = 1.1) and
+  saving a memory one time in 20: p50/p99 of the searches, evictions a second
+  (``naturali_index_evictions``), RSS and descriptors after;
+
+then each figure's exponent against N (a least-squares fit of log figure on log N; 1 is
+linear), and last, exactly, for the largest N:
+
+    tenants: projects=N cold_p50_ms=… warm_p50_ms=… p99_ms=… rss_mib=… ready_s=… fds=…
+
+    python bench/tenants.py [--projects 100,1000] [--chunks 100] [--stores 100]
+        [--memories 3] [--clients 8] [--seconds 20] [--data-dir DIR] [--scifact-dir DIR]
+
+``--projects 100,1000,10000`` is the issue's curve (10,000 projects of 100 chunks is 1M
+chunks copied and a long build here: run it by hand).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import secrets
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from beir import ensure_ingested  # noqa: E402
+from common import DATA, median, percentile, project_documents, queries, service  # noqa: E402
+from load import start_server  # noqa: E402
+from naturali.ids import new_id  # noqa: E402
+from naturali.model import ChunkDraft, Document, utcnow  # noqa: E402
+from naturali.ports.storage import EmbeddedChunk  # noqa: E402
+
+PORT = 8790
+
+
+@dataclass
+class Figures:
+    projects: int
+    bytes_per_project: float = 0.0
+    files_per_project: float = 0.0
+    create_project_ms: float = 0.0
+    create_store_ms: float = 0.0
+    ready_s: float = 0.0
+    idle_rss_mib: float = 0.0
+    idle_fds: int = 0
+    cold_p50_ms: float = 0.0
+    cold_p99_ms: float = 0.0
+    warm_p50_ms: float = 0.0
+    warm_p99_ms: float = 0.0
+    workload: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    rss_mib: float = 0.0
+    fds: int = 0
+
+
+def source_chunks(scifact_dir: Path) -> list[tuple[Document, list[EmbeddedChunk]]]:
+    """SciFact's documents with their chunks as naturali stored them (text and vectors)."""
+    naturali, user = service(scifact_dir)
+    project = ensure_ingested(naturali, user, DATA / "scifact", None)
+    out = []
+    for doc in project_documents(naturali, user, project):
+        chunks = naturali.storage.owner_chunks(project, "document", [doc.id])
+        drafts = [
+            EmbeddedChunk(ChunkDraft(c.ordinal, c.text, c.start, c.end, c.page), c.vector)
+            for c in chunks
+        ]
+        out.append((doc, drafts))
+    naturali.close()
+    return out
+
+
+def build(
+    data_dir: Path, token: str, n: int, args: argparse.Namespace, docs: list[Any]
+) -> tuple[list[str], Figures]:
+    naturali, user = service(data_dir, bootstrap_token=token)
+    figures, created, stored = Figures(n), [], []
+    model = naturali.embedder().model_id
+    at, ids = 0, []
+    for i in range(n):
+        started = time.perf_counter()
+        project, _ = naturali.projects.create(user, f"team-{i}")
+        created.append(time.perf_counter() - started)
+        ids.append(project.id)
+        held = 0
+        while held < args.chunks:
+            doc, chunks = docs[at % len(docs)]
+            at += 1
+            copy = Document(
+                **{
+                    **doc.__dict__,
+                    "id": new_id("doc"),
+                    "project_id": project.id,
+                    "path": f"/t{i}{doc.path}",
+                    "created_at": utcnow(),
+                }
+            )
+            naturali.storage.save_document_version(copy, chunks, model, create=True)
+            held += len(chunks)
+        if i < args.stores:
+            started = time.perf_counter()
+            store = naturali.memories.create_store(user, project.id, "agent", None)
+            stored.append(time.perf_counter() - started)
+            for k in range(args.memories):
+                naturali.memories.create(user, project.id, store.id, f"Team {i} note {k}.")
+        if (i + 1) % 100 == 0:
+            print(f"\r  {i + 1}/{n} projects", end="", flush=True)
+    print()
+    figures.create_project_ms = median(created) * 1000
+    figures.create_store_ms = median(stored) * 1000 if stored else 0.0
+    naturali.close()
+    size, files = _disk(data_dir)
+    figures.bytes_per_project, figures.files_per_project = size / n, files / n
+    return ids, figures
+
+
+def _disk(path: Path) -> tuple[int, int]:
+    size = files = 0
+    for folder, _, names in os.walk(path):
+        for name in names:
+            try:
+                size += os.lstat(os.path.join(folder, name)).st_blocks * 512
+                files += 1
+            except FileNotFoundError:
+                continue
+    return size, files
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def _evictions(http: httpx.Client) -> float:
+    for line in http.get("/metrics").text.splitlines():
+        if line.startswith("naturali_index_evictions") and not line.startswith("#"):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def measure(data_dir: Path, token: str, ids: list[str], figures: Figures, args: Any) -> None:
+    texts = list(queries(DATA / "scifact").values())
+    started = time.perf_counter()
+    server = start_server(None, data_dir, PORT, token)
+    base = f"http://127.0.0.1:{PORT}"
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        while httpx.get(base + "/readyz").status_code != 200:
+            time.sleep(0.05)
+        figures.ready_s = time.perf_counter() - started
+        figures.idle_rss_mib, figures.idle_fds = _rss_mib(server.pid), _fds(server.pid)
+        with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
+            sample = random.Random(1).sample(ids, min(200, len(ids)))
+            cold = [_search(http, p, texts) for p in sample]
+            warm = [_search(http, p, texts) for p in sample]
+            figures.cold_p50_ms, figures.cold_p99_ms = median(cold), percentile(cold, 99)
+            figures.warm_p50_ms, figures.warm_p99_ms = median(warm), percentile(warm, 99)
+            for shape in ("uniform", "zipf"):
+                figures.workload[shape] = _workload(http, ids, texts, shape, args)
+        figures.rss_mib, figures.fds = _rss_mib(server.pid), _fds(server.pid)
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def _search(http: httpx.Client, project_id: str, texts: list[str]) -> float:
+    body = {"query": random.choice(texts), "limit": 10}
+    started = time.perf_counter()
+    response = http.post(f"/v1/projects/{project_id}/knowledge/search", json=body)
+    took = (time.perf_counter() - started) * 1000
+    assert response.status_code == 200, response.text
+    return took
+
+
+def _workload(
+    http: httpx.Client, ids: list[str], texts: list[str], shape: str, args: Any
+) -> tuple[float, float, float]:
+    """(p50 ms, p99 ms, evictions a second) of C clients for T seconds."""
+    weights = [1.0 / (i + 1) ** 1.1 for i in range(len(ids))] if shape == "zipf" else None
+    took: list[float] = []
+    deadline = time.monotonic() + args.seconds
+    before = _evictions(http)
+
+    def client(seed: int) -> None:
+        rng = random.Random(seed)
+        with httpx.Client(base_url=str(http.base_url), headers=http.headers, timeout=60) as own:
+            while time.monotonic() < deadline:
+                project = rng.choices(ids, weights)[0] if weights else rng.choice(ids)
+                if rng.random() < 0.05:
+                    own.post(f"/v1/projects/{project}/documents", json=_note(rng))
+                else:
+                    took.append(_search(own, project, texts))
+
+    threads = [threading.Thread(target=client, args=(s,)) for s in range(args.clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    evicted = _evictions(http) - before
+    return median(took), percentile(took, 99), evicted / args.seconds
+
+
+def _note(rng: random.Random) -> dict[str, str]:
+    return {"path": f"/notes/{secrets.token_hex(6)}.md", "content": f"Note {rng.random()}."}
+
+
+def exponent(sizes: list[int], values: list[float]) -> float:
+    if len(sizes) < 2 or min(values) <= 0:
+        return float("nan")
+    xs, ys = [math.log(s) for s in sizes], [math.log(v) for v in values]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+
+
+def report(rows: list[Figures]) -> None:
+    names = [
+        ("bytes on disk a project", "bytes_per_project", "{:.0f}"),
+        ("files a project", "files_per_project", "{:.1f}"),
+        ("create a project, p50 ms", "create_project_ms", "{:.1f}"),
+        ("create a store, p50 ms", "create_store_ms", "{:.1f}"),
+        ("restart to ready, s", "ready_s", "{:.2f}"),
+        ("idle RSS, MiB", "idle_rss_mib", "{:.0f}"),
+        ("idle open descriptors", "idle_fds", "{:d}"),
+        ("first search of a cold project, p50 ms", "cold_p50_ms", "{:.1f}"),
+        ("first search of a cold project, p99 ms", "cold_p99_ms", "{:.1f}"),
+        ("warm search, p50 ms", "warm_p50_ms", "{:.1f}"),
+        ("warm search, p99 ms", "warm_p99_ms", "{:.1f}"),
+        ("RSS after the workloads, MiB", "rss_mib", "{:.0f}"),
+        ("open descriptors after", "fds", "{:d}"),
+    ]
+    sizes = [r.projects for r in rows]
+    print(f"\n{'projects':42}" + "".join(f"{n:>12}" for n in sizes) + f"{'exponent':>10}")
+    for label, attr, fmt in names:
+        values = [getattr(r, attr) for r in rows]
+        cells = "".join(f"{fmt.format(v):>12}" for v in values)
+        print(f"{label:42}{cells}{exponent(sizes, [float(v) for v in values]):>10.2f}")
+    for shape in ("uniform", "zipf"):
+        for i, what in enumerate(("p50 ms", "p99 ms", "evictions/s")):
+            values = [r.workload[shape][i] for r in rows]
+            cells = "".join(f"{v:>12.1f}" for v in values)
+            print(f"{f'{shape} workload, {what}':42}{cells}")
+    last = rows[-1]
+    print(
+        f"tenants: projects={last.projects} cold_p50_ms={last.cold_p50_ms:.1f} "
+        f"warm_p50_ms={last.warm_p50_ms:.1f} p99_ms={last.workload['uniform'][1]:.1f} "
+        f"rss_mib={last.rss_mib:.0f} ready_s={last.ready_s:.2f} fds={last.fds}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--projects", default="100,1000")
+    parser.add_argument("--chunks", type=int, default=100)
+    parser.add_argument("--stores", type=int, default=100, help="projects with a store")
+    parser.add_argument("--memories", type=int, default=3)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--data-dir", type=Path, default=Path("/tmp/naturali-tenants"))
+    parser.add_argument("--scifact-dir", type=Path, default=Path("/tmp/quality"))
+    args = parser.parse_args()
+    docs = source_chunks(args.scifact_dir)
+    rows = []
+    for n in [int(x) for x in args.projects.split(",")]:
+        data_dir = args.data_dir / f"tenants-{n}"
+        shutil.rmtree(data_dir, ignore_errors=True)
+        token = "nk_bench_" + secrets.token_hex(24)
+        print(f"{n} projects:")
+        ids, figures = build(data_dir, token, n, args, docs)
+        measure(data_dir, token, ids, figures, args)
+        rows.append(figures)
+    report(rows)
+
+
+if __name__ == "__main__":
+    main()
