@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from naturali.compose import build_services
-from naturali.model import Document, User
+from naturali.ids import new_id
+from naturali.model import Chunk, ChunkDraft, Document, SourceType, User, utcnow
+from naturali.ports.storage import EmbeddedChunk
 from naturali.service.container import Services
 from naturali.service.documents import Upload
 from naturali.settings import Settings
@@ -74,6 +76,40 @@ def project_documents(naturali: Services, user: User, project_id: str) -> list[D
         cursor = page.next_cursor
         if not cursor:
             return docs
+
+
+def stored_chunks(
+    naturali: Services, user: User, project_id: str
+) -> list[tuple[Document, list[Chunk]]]:
+    """A project's documents with their chunks as stored (text and vectors): what the
+    benches copy into larger projects instead of embedding them again."""
+    documents = project_documents(naturali, user, project_id)
+    owner_chunks = naturali.storage.owner_chunks
+    return [(d, owner_chunks(project_id, SourceType.DOCUMENT, [d.id])) for d in documents]
+
+
+def as_written(chunks: list[Chunk]) -> list[EmbeddedChunk]:
+    """Stored chunks as a new version's chunks, their vectors given."""
+    return [
+        EmbeddedChunk(ChunkDraft(c.ordinal, c.text, c.start, c.end, c.page), c.vector)
+        for c in chunks
+    ]
+
+
+def save_copy(
+    naturali: Services,
+    doc: Document,
+    chunks: list[EmbeddedChunk],
+    project_id: str,
+    path: str,
+    doc_id: str | None = None,
+) -> None:
+    """``doc`` written again, under a new id (or ``doc_id``), into ``project_id`` at ``path``
+    with ``chunks``: nothing is embedded."""
+    fields = {**doc.__dict__, "id": doc_id or new_id("doc"), "project_id": project_id}
+    fields.update(path=path, created_at=utcnow())
+    model = naturali.embedder().model_id
+    naturali.storage.save_document_version(Document(**fields), chunks, model, create=True)
 
 
 def peak_rss_mib() -> float:

@@ -56,10 +56,19 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from beir import ensure_ingested  # noqa: E402
-from common import DATA, median, percentile, project_documents, qrels, queries, service  # noqa: E402
+from common import (  # noqa: E402
+    DATA,
+    median,
+    percentile,
+    qrels,
+    queries,
+    save_copy,
+    service,
+    stored_chunks,
+)
 from load import start_server  # noqa: E402
 from naturali.ids import new_id  # noqa: E402
-from naturali.model import ChunkDraft, Document, utcnow  # noqa: E402
+from naturali.model import ChunkDraft  # noqa: E402
 from naturali.ports.storage import EmbeddedChunk  # noqa: E402
 from naturali.retrieval.stored_vectors import StoredVectors  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
@@ -96,23 +105,21 @@ def build(
         if project.name == "scale":
             return str(project.id), 0
     project, _ = target.projects.create(user, "scale")
-    docs = project_documents(source, source_user, source_project)
-    chunks = {d.id: source.storage.owner_chunks(source_project, "document", [d.id]) for d in docs}
-    model, total, copy = target.embedder().model_id, 0, 0
+    docs = stored_chunks(source, source_user, source_project)
+    total, copy = 0, 0
     started = time.perf_counter()
     while total < n:
         rng = np.random.default_rng(copy)
-        for doc in docs:
+        for doc, chunks in docs:
             copied = []
-            for c in chunks[doc.id]:
+            for c in chunks:
                 vector, text = (c.vector, c.text) if copy == 0 else perturbed(c.vector, c.text, rng)
                 copied.append(
                     EmbeddedChunk(ChunkDraft(c.ordinal, text, 0, len(text), c.page), vector)
                 )
             doc_id = new_id("doc")
-            fields = {**doc.__dict__, "id": doc_id, "project_id": project.id}
-            fields.update(path=f"{bucket(doc_id)}/copy-{copy}{doc.path}", created_at=utcnow())
-            target.storage.save_document_version(Document(**fields), copied, model, create=True)
+            path = f"{bucket(doc_id)}/copy-{copy}{doc.path}"
+            save_copy(target, doc, copied, project.id, path, doc_id)
             total += len(copied)
             if total >= n:
                 break

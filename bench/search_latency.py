@@ -52,9 +52,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from beir import ensure_ingested  # noqa: E402
-from common import DATA, median, percentile, project_documents, queries, service  # noqa: E402
-from naturali.model import Document, utcnow  # noqa: E402
-from naturali.ports.storage import EmbeddedChunk  # noqa: E402
+from common import (  # noqa: E402
+    DATA,
+    as_written,
+    median,
+    percentile,
+    queries,
+    save_copy,
+    service,
+    stored_chunks,
+)
 from naturali.service.requests import SearchRequest  # noqa: E402
 
 
@@ -66,30 +73,12 @@ def build(
         if project.name == f"latency-{target}":
             return str(project.id)
     project, _ = naturali.projects.create(user, f"latency-{target}")
-    docs = project_documents(source, source_user, source_project)
-    chunks = {d.id: source.storage.owner_chunks(source_project, "document", [d.id]) for d in docs}
+    docs = stored_chunks(source, source_user, source_project)
     total, copy = 0, 0
-    model = naturali.embedder().model_id
     while total < target:
-        for doc in docs:
-            from naturali.ids import new_id
-            from naturali.model import ChunkDraft
-
-            copied = [
-                EmbeddedChunk(ChunkDraft(c.ordinal, c.text, c.start, c.end, c.page), c.vector)
-                for c in chunks[doc.id]
-            ]
-            new_doc = Document(
-                **{
-                    **doc.__dict__,
-                    "id": new_id("doc"),
-                    "project_id": project.id,
-                    "path": f"/copy-{copy}{doc.path}",
-                    "created_at": utcnow(),
-                }
-            )
-            naturali.storage.save_document_version(new_doc, copied, model, create=True)
-            total += len(copied)
+        for doc, chunks in docs:
+            save_copy(naturali, doc, as_written(chunks), project.id, f"/copy-{copy}{doc.path}")
+            total += len(chunks)
         copy += 1
         print(f"\r  {total} chunks", end="", flush=True)
     print()

@@ -45,10 +45,18 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 from beir import ensure_ingested  # noqa: E402
-from common import DATA, median, percentile, project_documents, queries, service  # noqa: E402
+from common import (  # noqa: E402
+    DATA,
+    as_written,
+    median,
+    percentile,
+    queries,
+    save_copy,
+    service,
+    stored_chunks,
+)
 from load import start_server  # noqa: E402
-from naturali.ids import new_id  # noqa: E402
-from naturali.model import ChunkDraft, Document, utcnow  # noqa: E402
+from naturali.model import Document  # noqa: E402
 from naturali.ports.storage import EmbeddedChunk  # noqa: E402
 
 PORT = 8790
@@ -77,16 +85,9 @@ def source_chunks(scifact_dir: Path) -> list[tuple[Document, list[EmbeddedChunk]
     """SciFact's documents with their chunks as naturali stored them (text and vectors)."""
     naturali, user = service(scifact_dir)
     project = ensure_ingested(naturali, user, DATA / "scifact", None)
-    out = []
-    for doc in project_documents(naturali, user, project):
-        chunks = naturali.storage.owner_chunks(project, "document", [doc.id])
-        drafts = [
-            EmbeddedChunk(ChunkDraft(c.ordinal, c.text, c.start, c.end, c.page), c.vector)
-            for c in chunks
-        ]
-        out.append((doc, drafts))
+    docs = [(doc, as_written(chunks)) for doc, chunks in stored_chunks(naturali, user, project)]
     naturali.close()
-    return out
+    return docs
 
 
 def build(
@@ -94,7 +95,6 @@ def build(
 ) -> tuple[list[str], Figures]:
     naturali, user = service(data_dir, bootstrap_token=token)
     figures, created, stored = Figures(n), [], []
-    model = naturali.embedder().model_id
     at, ids = 0, []
     for i in range(n):
         started = time.perf_counter()
@@ -105,16 +105,7 @@ def build(
         while held < args.chunks:
             doc, chunks = docs[at % len(docs)]
             at += 1
-            copy = Document(
-                **{
-                    **doc.__dict__,
-                    "id": new_id("doc"),
-                    "project_id": project.id,
-                    "path": f"/t{i}{doc.path}",
-                    "created_at": utcnow(),
-                }
-            )
-            naturali.storage.save_document_version(copy, chunks, model, create=True)
+            save_copy(naturali, doc, chunks, project.id, f"/t{i}{doc.path}")
             held += len(chunks)
         if i < args.stores:
             started = time.perf_counter()
