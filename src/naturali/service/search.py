@@ -136,10 +136,9 @@ class SecondStage:
         docs/spec/search-api.md), so scores still fall as results go."""
         head, tail = results[: self.depth], results[self.depth :]
         scores = self.reranker().score(query, [r.content or "" for r in head])
-        fused = np.array([r.score for r in head], np.float32)
-        blended = fusion.second_stage(fused, scores)
-        order = sorted(range(len(head)), key=lambda i: (-float(blended[i]), i))
         places = [r.score for r in head]
+        blended = fusion.second_stage(np.array(places, np.float32), scores)
+        order = sorted(range(len(head)), key=lambda i: (-float(blended[i]), i))
         reordered = [head[i] for i in order]
         for result, i, place in zip(reordered, order, places, strict=True):
             result.score = place
