@@ -14,6 +14,7 @@ import pytest
 from naturali.api.openapi import document
 from naturali.client import _records
 from naturali.client._search import SearchKnowledge
+from naturali.contracts.glossary import limits
 from naturali.mcp.server import build
 from naturali.service.operations import OPERATIONS
 from naturali.service.requests import SearchRequest
@@ -106,3 +107,26 @@ def test_the_python_sdk_documents_every_parameter() -> None:
         for name, info in operation.request.model_fields.items():
             if name != operation.path_field:
                 assert f"{info.alias or name}: {info.description}" in doc, (method, name)
+
+
+def test_the_cli_and_the_python_sdk_say_each_fields_limits_default_and_example() -> None:
+    """The help that is not a schema says what the schema says: a field's bounds, its
+    default and an example, after its description."""
+    commands, said_somewhere = _commands(), 0
+    for operation in OPERATIONS:
+        path = "search-knowledge" if operation.cli == "search" else f"knowledge {operation.cli}"
+        helps = {p.name: getattr(p, "help", "") for p in commands[path].params}
+        group, method = operation.sdk.split(".")
+        method_doc = inspect.getdoc(getattr(_records.Records, method)) if group == "records" else ""
+        doc = " ".join((method_doc or "").split())
+        properties = operation.request.model_json_schema(by_alias=True)["properties"]
+        for name, info in operation.request.model_fields.items():
+            said = limits(properties[info.alias or name])
+            said_somewhere += bool(said)
+            assert said in helps[name], (path, name)
+            if group == "records" and name != operation.path_field:
+                assert " ".join(said.split()) in doc, (operation.sdk, name)
+    assert said_somewhere > 80
+    assert "[1–100; default 10; e.g. 20]" in " ".join(
+        (inspect.getdoc(SearchKnowledge.search_knowledge) or "").split()
+    )

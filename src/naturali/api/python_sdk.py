@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
+from naturali.contracts.glossary import limits
 from naturali.service.operations import OPERATIONS, STORE_BASE, Operation
 from naturali.service.requests import SearchRequest, union_members
 
@@ -63,10 +64,9 @@ def _argument(name: str, info: FieldInfo) -> str:
 
 def _docstring(fields: dict[str, FieldInfo]) -> str:
     lines = ["Search the project's documents and memories (docs/spec/search-api.md).", ""]
+    properties = SearchRequest.model_json_schema(by_alias=True)["properties"]
     for name, info in fields.items():
-        described = info.default is None or "default" in (info.description or "")
-        default = "" if described else f" Default {info.default!r}."
-        text = f"{name}: {info.description or ''}{default}"
+        text = f"{name}: {info.description or ''} {limits(properties[name])}".rstrip()
         lines += textwrap.wrap(text, 86, subsequent_indent="    ")
     body = "\n".join(f"        {line}" if line else "" for line in lines)
     return f'        """{body.lstrip()}\n        """\n'
@@ -136,9 +136,11 @@ def _parameters(op: Operation) -> list[str]:
     fields = {n: f for n, f in op.request.model_fields.items() if n != op.path_field}
     if not fields:
         return []
+    properties = op.request.model_json_schema(by_alias=True)["properties"]
     lines = ["", "Keyword arguments:"]
     for name, info in fields.items():
-        text = f"{info.alias or name}: {info.description or ''}"
+        wire = info.alias or name
+        text = f"{wire}: {info.description or ''} {limits(properties[wire])}".rstrip()
         lines += textwrap.wrap(text, 86, initial_indent="    ", subsequent_indent="        ")
     return lines
 

@@ -12,7 +12,7 @@ import typer
 
 from naturali.cli import views
 from naturali.cli.common import BaseUrl, Token, client, errors
-from naturali.cli.model_options import field_parameter, keyword, request_from, with_parameters
+from naturali.cli.model_options import field_parameters, keyword, request_from, with_parameters
 from naturali.client._operations import http_call
 from naturali.service.operations import OPERATIONS, Operation
 
@@ -28,9 +28,7 @@ COMMON = ("project_id", "store_id", "as_json", "base_url", "token")
 def _parameters(operation: Operation) -> list[inspect.Parameter]:
     fields = operation.request.model_fields
     ordered = sorted(fields, key=lambda n: (n != operation.argument, not fields[n].is_required()))
-    params = [
-        field_parameter(name, fields[name], argument=name == operation.argument) for name in ordered
-    ]
+    params = field_parameters(operation.request, ordered, operation.argument)
     params.append(
         keyword("project_id", Annotated[str, typer.Option("--project-id", help="Project id")])
     )

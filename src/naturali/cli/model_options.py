@@ -9,7 +9,7 @@ import inspect
 import json
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from naturali.cli.common import fail, parse_pairs
+from naturali.contracts.glossary import limits
 from naturali.service.invalid_input import invalid_request
 from naturali.service.requests import union_members
 
@@ -46,10 +47,27 @@ def with_parameters(
     return function
 
 
-def field_parameter(name: str, info: FieldInfo, *, argument: bool = False) -> inspect.Parameter:
+def field_parameters(
+    model: type[BaseModel], names: Iterable[str], argument: str | None = None
+) -> list[inspect.Parameter]:
+    """The options (and the ``argument``) that carry the fields ``names`` of ``model``, each
+    helped by its description, then its limits, default and example from the model's schema."""
+    fields = model.model_fields
+    properties = model.model_json_schema(by_alias=True)["properties"]
+    return [
+        _field_parameter(
+            name, fields[name], properties[fields[name].alias or name], argument=name == argument
+        )
+        for name in names
+    ]
+
+
+def _field_parameter(
+    name: str, info: FieldInfo, schema: dict[str, Any], *, argument: bool
+) -> inspect.Parameter:
     """The option (or, for the operation's main field, the argument) that carries a field."""
     kind = cli_type(info.annotation)
-    help_text = info.description or ""
+    help_text = " ".join(filter(None, (info.description, limits(schema))))
     if argument:
         return keyword(name, Annotated[kind, typer.Argument(help=help_text)])
     flag = option_name(name)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from naturali.cli.common import BaseUrl, DataDir, Token, client, errors, local_service, print_json
-from naturali.cli.model_options import field_parameter, keyword, request_from, with_parameters
+from naturali.cli.model_options import field_parameters, keyword, request_from, with_parameters
 from naturali.service.requests import SearchRequest
 
 if TYPE_CHECKING:
@@ -35,10 +35,9 @@ def _search(**given: Any) -> None:
 
 
 def _parameters() -> list[inspect.Parameter]:
-    fields = SearchRequest.model_fields
     return [
         keyword("project_id", Annotated[str, typer.Option("--project-id", help="Project id")]),
-        *(field_parameter(name, info) for name, info in fields.items()),
+        *field_parameters(SearchRequest, SearchRequest.model_fields),
         keyword(
             "as_json", Annotated[bool, typer.Option("--json", help="Print the raw response")], False
         ),

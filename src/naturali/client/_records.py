@@ -25,22 +25,30 @@ class Records(Resource):
         wording returns the current record with "via".
 
         Keyword arguments:
-            snapshot: The snapshot of the first page; a change since is a 409.
+            snapshot: The snapshot of the first page; a change since is a 409. [1–64
+                characters; e.g. "s1-000042"]
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
                 timestamp with zone) — each record's revision and lifecycle current then,
                 rebuilt from the store's history; the response echoes asOf. Unlike eligibility
-                "include_inactive", a snapshot of a past time.
-            kind: Record kind: page, claim or relationship.
-            type: Ontology type; aliases expand (company → organization).
-            tag: Exact, case-sensitive tag.
-            lifecycle: active (default), superseded, or all (active plus superseded).
+                "include_inactive", a snapshot of a past time. [1–64 characters; e.g.
+                "2026-03-14T09:30:00Z"]
+            kind: Record kind: page, claim or relationship. [e.g. "claim"]
+            type: Ontology type; aliases expand (company → organization). [1–100 characters;
+                e.g. "decision"]
+            tag: Exact, case-sensitive tag. [1–256 characters; e.g. "storage"]
+            lifecycle: active (default), superseded, or all (active plus superseded). [default
+                "active"; e.g. "active"]
             query: 1–64 word tokens within 500 characters; punctuation separates tokens.
-            mode: all (every token), any, or phrase (in order, adjacent, one field).
-            limit: 1–50 results (default 20).
-            offset: 0–500; follow nextOffset.
-            timeField: The date since/until filter on, applied before ranking.
-            since: From this date or instant (inclusive).
-            until: Up to this date or instant (exclusive)."""
+                [1–500 characters; e.g. "postgres"]
+            mode: all (every token), any, or phrase (in order, adjacent, one field). [default
+                "all"; e.g. "all"]
+            limit: 1–50 results (default 20). [1–50; default 20; e.g. 20]
+            offset: 0–500; follow nextOffset. [0–500; default 0; e.g. 0]
+            timeField: The date since/until filter on, applied before ranking. [default
+                "occurred_at"]
+            since: From this date or instant (inclusive). [1–64 characters; e.g. "2026-03-01"]
+            until: Up to this date or instant (exclusive). [1–64 characters; e.g.
+                "2026-04-01"]"""
         url = self._url(project_id, memory_store_id) + "/grep"
         return self._call("POST", url, json=_set(params))
 
@@ -54,12 +62,16 @@ class Records(Resource):
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
                 timestamp with zone) — each record's revision and lifecycle current then,
                 rebuilt from the store's history; the response echoes asOf. Unlike eligibility
-                "include_inactive", a snapshot of a past time.
-            kind: Record kind: page, claim or relationship.
-            type: Ontology type; aliases expand (company → organization).
-            tag: Exact, case-sensitive tag.
-            lifecycle: active (default), superseded, or all (active plus superseded).
-            query: An id (case-sensitive) or a full title or alias (normalised, not fuzzy)."""
+                "include_inactive", a snapshot of a past time. [1–64 characters; e.g.
+                "2026-03-14T09:30:00Z"]
+            kind: Record kind: page, claim or relationship. [e.g. "claim"]
+            type: Ontology type; aliases expand (company → organization). [1–100 characters;
+                e.g. "decision"]
+            tag: Exact, case-sensitive tag. [1–256 characters; e.g. "storage"]
+            lifecycle: active (default), superseded, or all (active plus superseded). [default
+                "active"; e.g. "active"]
+            query: An id (case-sensitive) or a full title or alias (normalised, not fuzzy).
+                [1–200 characters; e.g. "Use PostgreSQL for the event store"]"""
         url = self._url(project_id, memory_store_id) + "/lookup"
         return self._call("POST", url, json=_set(params))
 
@@ -69,17 +81,21 @@ class Records(Resource):
         complete. Returns rows (id, title, kind, type, summary) and total.
 
         Keyword arguments:
-            snapshot: The snapshot of the first page; a change since is a 409.
+            snapshot: The snapshot of the first page; a change since is a 409. [1–64
+                characters; e.g. "s1-000042"]
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
                 timestamp with zone) — each record's revision and lifecycle current then,
                 rebuilt from the store's history; the response echoes asOf. Unlike eligibility
-                "include_inactive", a snapshot of a past time.
-            kind: Record kind: page, claim or relationship.
-            type: Ontology type; aliases expand (company → organization).
-            tag: Exact, case-sensitive tag.
-            lifecycle: active (default), superseded, or all (active plus superseded).
-            limit: 1–500 records (default 100).
-            offset: Follow nextOffset."""
+                "include_inactive", a snapshot of a past time. [1–64 characters; e.g.
+                "2026-03-14T09:30:00Z"]
+            kind: Record kind: page, claim or relationship. [e.g. "claim"]
+            type: Ontology type; aliases expand (company → organization). [1–100 characters;
+                e.g. "decision"]
+            tag: Exact, case-sensitive tag. [1–256 characters; e.g. "storage"]
+            lifecycle: active (default), superseded, or all (active plus superseded). [default
+                "active"; e.g. "active"]
+            limit: 1–500 records (default 100). [1–500; default 100; e.g. 20]
+            offset: Follow nextOffset. [default 0; e.g. 0]"""
         url = self._url(project_id, memory_store_id) + "/records"
         return self._call("POST", url, json=_set(params))
 
@@ -94,7 +110,8 @@ class Records(Resource):
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
                 timestamp with zone) — each record's revision and lifecycle current then,
                 rebuilt from the store's history; the response echoes asOf. Unlike eligibility
-                "include_inactive", a snapshot of a past time."""
+                "include_inactive", a snapshot of a past time. [1–64 characters; e.g.
+                "2026-03-14T09:30:00Z"]"""
         slot = quote(record_id, safe="")
         url = self._url(project_id, memory_store_id) + f"/records/{slot}"
         return self._call("GET", url, params=_set(params))
@@ -109,19 +126,23 @@ class Records(Resource):
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
                 timestamp with zone) — each record's revision and lifecycle current then,
                 rebuilt from the store's history; the response echoes asOf. Unlike eligibility
-                "include_inactive", a snapshot of a past time.
-            snapshot: The snapshot of the first page; a change since is a 409.
-            entity: An entity record's id.
-            kind: Exact record.type (decision, event, meeting…), not the record kind.
-            timeField: Which date a record is placed by.
-            since: YYYY-MM-DD or ISO timestamp with zone.
-            until: Inclusive; a date covers its UTC day.
-            order: Oldest first (asc) or newest first (desc).
-            eligibility: Which records count: available ones, or withdrawn ones too.
-            includeSources: Also list the dated sources (group "source").
+                "include_inactive", a snapshot of a past time. [1–64 characters; e.g.
+                "2026-03-14T09:30:00Z"]
+            snapshot: The snapshot of the first page; a change since is a 409. [1–64
+                characters; e.g. "s1-000042"]
+            entity: An entity record's id. [1–200 characters; e.g. "ent-ada"]
+            kind: Exact record.type (decision, event, meeting…), not the record kind. [1–100
+                characters; e.g. "claim"]
+            timeField: Which date a record is placed by. [default "occurred_at"]
+            since: YYYY-MM-DD or ISO timestamp with zone. [1–64 characters; e.g. "2026-03-01"]
+            until: Inclusive; a date covers its UTC day. [1–64 characters; e.g. "2026-04-01"]
+            order: Oldest first (asc) or newest first (desc). [default "asc"]
+            eligibility: Which records count: available ones, or withdrawn ones too. [default
+                "active"]
+            includeSources: Also list the dated sources (group "source"). [default false]
             group: "source" with an entity: one row per dated source.
-            limit: At most this many results.
-            offset: Skip this many (follow nextOffset)."""
+            limit: At most this many results. [1–200; default 50; e.g. 20]
+            offset: Skip this many (follow nextOffset). [0–10000; default 0; e.g. 0]"""
         url = self._url(project_id, memory_store_id) + "/timeline"
         return self._call("POST", url, json=_set(params))
 
@@ -133,14 +154,18 @@ class Records(Resource):
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
                 timestamp with zone) — each record's revision and lifecycle current then,
                 rebuilt from the store's history; the response echoes asOf. Unlike eligibility
-                "include_inactive", a snapshot of a past time.
-            snapshot: The snapshot of the first page; a change since is a 409.
-            date: YYYY-MM-DD
-            kind: Exact record.type (decision, event, meeting…), not the record kind.
-            week: The Monday–Sunday week of date instead.
-            timeZone: The IANA time zone days are read in.
-            limit: At most this many results.
-            offset: Skip this many (follow nextOffset)."""
+                "include_inactive", a snapshot of a past time. [1–64 characters; e.g.
+                "2026-03-14T09:30:00Z"]
+            snapshot: The snapshot of the first page; a change since is a 409. [1–64
+                characters; e.g. "s1-000042"]
+            date: YYYY-MM-DD [1–64 characters; e.g. "2026-03-14"]
+            kind: Exact record.type (decision, event, meeting…), not the record kind. [1–100
+                characters; e.g. "claim"]
+            week: The Monday–Sunday week of date instead. [default false]
+            timeZone: The IANA time zone days are read in. [1–64 characters; default "UTC";
+                e.g. "Europe/Paris"]
+            limit: At most this many results. [1–500; default 100; e.g. 20]
+            offset: Skip this many (follow nextOffset). [0–10000; default 0; e.g. 0]"""
         url = self._url(project_id, memory_store_id) + "/chronicle/day"
         return self._call("POST", url, json=_set(params))
 
@@ -152,14 +177,18 @@ class Records(Resource):
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
                 timestamp with zone) — each record's revision and lifecycle current then,
                 rebuilt from the store's history; the response echoes asOf. Unlike eligibility
-                "include_inactive", a snapshot of a past time.
-            snapshot: The snapshot of the first page; a change since is a 409.
-            since: From this date or instant (inclusive).
-            until: Up to this date or instant (exclusive).
-            kind: Exact record.type (decision, event, meeting…), not the record kind.
-            entity: An entity record's id.
-            limit: At most this many results.
-            offset: Skip this many (follow nextOffset)."""
+                "include_inactive", a snapshot of a past time. [1–64 characters; e.g.
+                "2026-03-14T09:30:00Z"]
+            snapshot: The snapshot of the first page; a change since is a 409. [1–64
+                characters; e.g. "s1-000042"]
+            since: From this date or instant (inclusive). [1–64 characters; e.g. "2026-03-01"]
+            until: Up to this date or instant (exclusive). [1–64 characters; e.g.
+                "2026-04-01"]
+            kind: Exact record.type (decision, event, meeting…), not the record kind. [1–100
+                characters; e.g. "claim"]
+            entity: An entity record's id. [1–200 characters; e.g. "ent-ada"]
+            limit: At most this many results. [1–200; default 50; e.g. 20]
+            offset: Skip this many (follow nextOffset). [0–10000; default 0; e.g. 0]"""
         url = self._url(project_id, memory_store_id) + "/chronicle/since"
         return self._call("POST", url, json=_set(params))
 
@@ -171,9 +200,10 @@ class Records(Resource):
             asOf: naturali extension: answer from the store as it stood at this instant (ISO
                 timestamp with zone) — each record's revision and lifecycle current then,
                 rebuilt from the store's history; the response echoes asOf. Unlike eligibility
-                "include_inactive", a snapshot of a past time.
-            entity: An entity record's id.
-            occurredOnOrBefore: The last date considered."""
+                "include_inactive", a snapshot of a past time. [1–64 characters; e.g.
+                "2026-03-14T09:30:00Z"]
+            entity: An entity record's id. [1–200 characters; e.g. "ent-ada"]
+            occurredOnOrBefore: The last date considered. [1–64 characters; e.g. "2026-03-31"]"""
         url = self._url(project_id, memory_store_id) + "/chronicle/last_seen"
         return self._call("POST", url, json=_set(params))
 
@@ -189,11 +219,17 @@ class Records(Resource):
 
         Keyword arguments:
             requestId: Client id of this mutation; repeating it returns the same receipt.
+                [1–128 characters; e.g. "save-2026-03-14-01"]
             record: The record: front-matter fields (kind, type, title, dates, references by
-                id, …) and its Markdown body; to update, only the fields that change.
-            id: The record to update (or to create).
+                id, …) and its Markdown body; to update, only the fields that change. [e.g.
+                {"body": "Chosen at the architecture review.", "entities": ["pg-ada"], "kind":
+                "claim", "occurred_at": "2026-03-14", "title": "Use PostgreSQL for the event
+                store", "type": "decision"}]
+            id: The record to update (or to create). [e.g. "proj_V1StGXR8Z5jdHi6B"]
             expectedRevision: The revision you last read: a write over a newer one is a 409.
-            expectedHash: The sha256 you last read: a write over other bytes is a 409."""
+                [at least 1; e.g. 3]
+            expectedHash: The sha256 you last read: a write over other bytes is a 409. [e.g.
+                "9f2c1e7a4b0d5c3e8f6a1b2d4c7e9f0a3b5d6c8e1f2a4b7c9d0e3f5a6b8c1d2e"]"""
         url = self._url(project_id, memory_store_id) + "/save"
         return self._call("POST", url, json=_set(params))
 
@@ -204,13 +240,18 @@ class Records(Resource):
         record and a reason. Returns the receipt of both records.
 
         Keyword arguments:
-            requestId: Your id for this write: retried, it is applied once.
-            id: The record to correct (its id).
+            requestId: Your id for this write: retried, it is applied once. [1–128 characters;
+                e.g. "save-2026-03-14-01"]
+            id: The record to correct (its id). [e.g. "dec-use-postgres"]
             expectedRevision: The revision you last read: a write over a newer one is a 409.
-            expectedHash: The sha256 you last read: a write over other bytes is a 409.
+                [at least 1; e.g. 3]
+            expectedHash: The sha256 you last read: a write over other bytes is a 409. [e.g.
+                "9f2c1e7a4b0d5c3e8f6a1b2d4c7e9f0a3b5d6c8e1f2a4b7c9d0e3f5a6b8c1d2e"]
             replacement: The record that replaces it: its fields and body, as
-                knowledge_save's.
-            reason: Why (recorded in the history, 1-2000 characters)."""
+                knowledge_save's. [e.g. {"kind": "claim", "title": "Use PostgreSQL 18",
+                "type": "decision"}]
+            reason: Why (recorded in the history, 1-2000 characters). [1–2000 characters; e.g.
+                "The vote was re-run."]"""
         url = self._url(project_id, memory_store_id) + "/correct"
         return self._call("POST", url, json=_set(params))
 
@@ -220,11 +261,15 @@ class Records(Resource):
         the receipt.
 
         Keyword arguments:
-            requestId: Your id for this write: retried, it is applied once.
-            id: The record to withdraw (its id).
-            reason: Why (recorded in the history, 1-2000 characters).
+            requestId: Your id for this write: retried, it is applied once. [1–128 characters;
+                e.g. "save-2026-03-14-01"]
+            id: The record to withdraw (its id). [e.g. "dec-use-postgres"]
+            reason: Why (recorded in the history, 1-2000 characters). [1–2000 characters; e.g.
+                "The vote was re-run."]
             expectedRevision: The revision you last read: a write over a newer one is a 409.
-            expectedHash: The sha256 you last read: a write over other bytes is a 409."""
+                [at least 1; e.g. 3]
+            expectedHash: The sha256 you last read: a write over other bytes is a 409. [e.g.
+                "9f2c1e7a4b0d5c3e8f6a1b2d4c7e9f0a3b5d6c8e1f2a4b7c9d0e3f5a6b8c1d2e"]"""
         url = self._url(project_id, memory_store_id) + "/withdraw"
         return self._call("POST", url, json=_set(params))
 

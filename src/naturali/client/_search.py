@@ -27,24 +27,29 @@ class SearchKnowledge(Resource):
     ) -> KnowledgeSearchResponse:
         """Search the project's documents and memories (docs/spec/search-api.md).
 
-        query: The text to search semantically.
+        query: The text to search semantically. [0–2000 characters; e.g. "how do we deploy on
+            Fridays?"]
         min_similarity: Minimum raw cosine similarity_score a vector candidate must reach to
             take part in ranking. Only applies with query; lexical matches are kept.
-        limit: Maximum results (default 10).
-        include_documents: false leaves documents out. Default True.
-        include_memories: false leaves memories out. Default True.
+            [-1.0–1.0; e.g. 0.3]
+        limit: Maximum results (default 10). [1–100; default 10; e.g. 20]
+        include_documents: false leaves documents out. [default true]
+        include_memories: false leaves memories out. [default true]
         document_paths: Restrict to documents whose path starts with one of these prefixes.
-        document_ids: Restrict to these documents.
-        memory_store_ids: Restrict to memories in these memory stores.
+            [1–100 items; e.g. ["/handbook/"]]
+        document_ids: Restrict to these documents. [1–100 items; e.g.
+            ["doc_V1StGXR8Z5jdHi6B"]]
+        memory_store_ids: Restrict to memories in these memory stores. [1–100 items; e.g.
+            ["mstore_tYHpKIiutxJg5XZH"]]
         tags: Every key-value pair must be contained in the result's tags (for memories, the
-            store's tags count as well as the memory's own).
+            store's tags count as well as the memory's own). [e.g. {"team": "ops"}]
         explain: naturali extension: add to each result why it ranked there (its rank and
             cosine in the vector leg, its rank and BM25 score in the lexical leg, the fused
-            score). Without it the response is exactly the spec's. Default False.
+            score). Without it the response is exactly the spec's. [default false]
         rerank: naturali extension: rescore the fused ranking's top candidates (the server's
             rerank_depth, 20 unless configured) with a cross-encoder that reads the query and
             each passage together, and order them by it. Slower (~10 ms a candidate on a small
-            CPU); with explain, each rescored result shows its rerank score. Default False.
+            CPU); with explain, each rescored result shows its rerank score. [default false]
         """
         given: dict[str, Any] = {
             "query": query,

@@ -8,6 +8,7 @@ example where its type does not already list its values."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
 
@@ -353,3 +354,29 @@ def example(model: str, wire_name: str) -> Any:
         if key in EXAMPLES:
             return EXAMPLES[key]
     return None
+
+
+_BOUNDS = (
+    ("minimum", "maximum", ""),
+    ("minLength", "maxLength", " characters"),
+    ("minItems", "maxItems", " items"),
+)
+
+
+def limits(schema: dict[str, Any]) -> str:
+    """A field's limits, default and example as its JSON schema (one property) says them, for
+    the help that is not a schema: the CLI's --help and the Python SDK's docstrings."""
+    members = [schema, *(m for m in schema.get("anyOf", []) if m.get("type") != "null")]
+    said = []
+    for low, high, unit in _BOUNDS:
+        least = next((m[low] for m in members if low in m), None)
+        most = next((m[high] for m in members if high in m), None)
+        if most is not None:
+            said.append(f"{least if least is not None else 0}–{most}{unit}")
+        elif least:
+            said.append(f"at least {least}{unit}")
+    if schema.get("default") is not None:
+        said.append(f"default {json.dumps(schema['default'])}")
+    if schema.get("examples"):
+        said.append(f"e.g. {json.dumps(schema['examples'][0], ensure_ascii=False)}")
+    return f"[{'; '.join(said)}]" if said else ""

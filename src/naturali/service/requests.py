@@ -455,7 +455,7 @@ class PassagesRequest(Strict):
     around: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
         None,
         description="A search hit's chunk_id: the passages centred on it.",
-        examples=["chk_9Tg2eB"],
+        examples=["chunk_o9TuYIx7DJdNsSz6"],
     )
     start: int = Field(0, ge=0, description="The first passage's place (0-based), without around.")
     limit: int = Field(50, ge=1, le=MAX_PASSAGES, description="At most this many passages.")
