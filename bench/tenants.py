@@ -3,8 +3,9 @@
 For each N: a fresh data dir holding N projects of M chunks each (SciFact's chunks as naturali
 ingested them, text and vectors, spread over the projects: project i holds the M chunks from
 i·M on, modulo the collection) and one memory store of K memories in each of the first S
-projects (written through the service: embedded, committed to the store's Git). Then a real
-``naturali serve`` on it, and:
+projects (written through the service and embedded; each store's vault then committed to its
+Git repository once — a commit a memory would make the 10,000-store build an hour). Then a
+real ``naturali serve`` on it, and:
 
 - at rest: bytes on disk and files a project (the data dir's, over N), project and store
   creation time (p50, through the service);
@@ -21,14 +22,20 @@ linear), and last, exactly, for the largest N:
 
     python bench/tenants.py [--projects 100,1000] [--chunks 100] [--stores 100]
         [--memories 3] [--clients 8] [--seconds 20] [--data-dir DIR] [--scifact-dir DIR]
+        [--database-url URL --servers 2]
 
 ``--projects 100,1000,10000`` is the issue's curve (10,000 projects of 100 chunks is 1M
-chunks copied and a long build here: run it by hand).
+chunks copied and a long build here: run it by hand). With ``--database-url`` (a PostgreSQL,
+e.g. ``bench/pgserver.py``'s) the projects are stored there and ``--servers`` K servers share
+it and the data dir, each with its own cache; the workloads then run twice, each search sent
+to the server its project id hashes to (rendezvous hashing, as a load balancer would route)
+and to a random one, and the table gives both and each server's loaded indexes.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import os
 import random
@@ -58,8 +65,10 @@ from common import (  # noqa: E402
 from load import start_server  # noqa: E402
 from naturali.model import Document  # noqa: E402
 from naturali.ports.storage import EmbeddedChunk  # noqa: E402
+from naturali.vault.git import VaultGit  # noqa: E402
 
 PORT = 8790
+_METRICS = {"Authorization": "Bearer " + secrets.token_hex(16)}
 
 
 @dataclass
@@ -79,6 +88,7 @@ class Figures:
     workload: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     rss_mib: float = 0.0
     fds: int = 0
+    loaded: list[int] = field(default_factory=list)  # indexes in memory, per server
 
 
 def source_chunks(scifact_dir: Path) -> list[tuple[Document, list[EmbeddedChunk]]]:
@@ -93,7 +103,7 @@ def source_chunks(scifact_dir: Path) -> list[tuple[Document, list[EmbeddedChunk]
 def build(
     data_dir: Path, token: str, n: int, args: argparse.Namespace, docs: list[Any]
 ) -> tuple[list[str], Figures]:
-    naturali, user = service(data_dir, bootstrap_token=token)
+    naturali, user = service(data_dir, args.database_url, bootstrap_token=token, vault_git=False)
     figures, created, stored = Figures(n), [], []
     at, ids = 0, []
     for i in range(n):
@@ -113,6 +123,8 @@ def build(
             stored.append(time.perf_counter() - started)
             for k in range(args.memories):
                 naturali.memories.create(user, project.id, store.id, f"Team {i} note {k}.")
+            git = VaultGit(naturali.memories.vault(store.id))
+            git.commit(f"{args.memories} memories")
         if (i + 1) % 100 == 0:
             print(f"\r  {i + 1}/{n} projects", end="", flush=True)
     print()
@@ -147,36 +159,67 @@ def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def _evictions(http: httpx.Client) -> float:
-    for line in http.get("/metrics").text.splitlines():
-        if line.startswith("naturali_index_evictions") and not line.startswith("#"):
+def _metric(base: str, name: str) -> float:
+    for line in httpx.get(base + "/metrics", headers=_METRICS).text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
             return float(line.split()[-1])
     return 0.0
 
 
+def route(project_id: str, servers: int) -> int:
+    """The server a project's searches go to: rendezvous hashing (each server scores the
+    project id; the highest wins), so adding a server moves only the projects it now wins."""
+    return max(
+        range(servers),
+        key=lambda s: hashlib.blake2b(f"{s}/{project_id}".encode(), digest_size=8).digest(),
+    )
+
+
 def measure(data_dir: Path, token: str, ids: list[str], figures: Figures, args: Any) -> None:
     texts = list(queries(DATA / "scifact").values())
+    bases = [f"http://127.0.0.1:{PORT + k}" for k in range(args.servers)]
     started = time.perf_counter()
-    server = start_server(None, data_dir, PORT, token)
-    base = f"http://127.0.0.1:{PORT}"
+    servers = [start_server(None, data_dir, PORT, token, _env(data_dir, 0, args))]
+    while httpx.get(bases[0] + "/readyz").status_code != 200:
+        time.sleep(0.05)
+    figures.ready_s = time.perf_counter() - started
+    servers += [
+        start_server(None, data_dir, PORT + k, token, _env(data_dir, k, args))
+        for k in range(1, args.servers)
+    ]
     headers = {"Authorization": f"Bearer {token}"}
     try:
-        while httpx.get(base + "/readyz").status_code != 200:
-            time.sleep(0.05)
-        figures.ready_s = time.perf_counter() - started
-        figures.idle_rss_mib, figures.idle_fds = _rss_mib(server.pid), _fds(server.pid)
-        with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
-            sample = random.Random(1).sample(ids, min(200, len(ids)))
-            cold = [_search(http, p, texts) for p in sample]
-            warm = [_search(http, p, texts) for p in sample]
-            figures.cold_p50_ms, figures.cold_p99_ms = median(cold), percentile(cold, 99)
-            figures.warm_p50_ms, figures.warm_p99_ms = median(warm), percentile(warm, 99)
+        figures.idle_rss_mib = sum(_rss_mib(s.pid) for s in servers)
+        figures.idle_fds = sum(_fds(s.pid) for s in servers)
+        clients = [httpx.Client(base_url=b, headers=headers, timeout=60) for b in bases]
+        sample = random.Random(1).sample(ids, min(200, len(ids)))
+        cold = [_search(clients[route(p, len(bases))], p, texts) for p in sample]
+        warm = [_search(clients[route(p, len(bases))], p, texts) for p in sample]
+        figures.cold_p50_ms, figures.cold_p99_ms = median(cold), percentile(cold, 99)
+        figures.warm_p50_ms, figures.warm_p99_ms = median(warm), percentile(warm, 99)
+        for shape in ("uniform", "zipf"):
+            figures.workload[shape] = _workload(bases, headers, ids, texts, shape, True, args)
+        if len(bases) > 1:
             for shape in ("uniform", "zipf"):
-                figures.workload[shape] = _workload(http, ids, texts, shape, args)
-        figures.rss_mib, figures.fds = _rss_mib(server.pid), _fds(server.pid)
+                figures.workload[f"{shape}, to a random server"] = _workload(
+                    bases, headers, ids, texts, shape, False, args
+                )
+        figures.loaded = [int(_metric(b, "naturali_indexes_loaded")) for b in bases]
+        figures.rss_mib = sum(_rss_mib(s.pid) for s in servers)
+        figures.fds = sum(_fds(s.pid) for s in servers)
     finally:
-        server.terminate()
-        server.wait(30)
+        for server in servers:
+            server.terminate()
+            server.wait(30)
+
+
+def _env(data_dir: Path, k: int, args: Any) -> dict[str, str]:
+    """Server k's settings: the shared store, its own cache (snapshots, projections)."""
+    env = {"NATURALI_METRICS_TOKEN": _METRICS["Authorization"].split()[-1]}
+    if args.database_url:
+        env["NATURALI_DATABASE_URL"] = args.database_url
+        env["NATURALI_CACHE_DIR"] = str(data_dir / f"cache-{k}")
+    return env
 
 
 def _search(http: httpx.Client, project_id: str, texts: list[str]) -> float:
@@ -189,30 +232,40 @@ def _search(http: httpx.Client, project_id: str, texts: list[str]) -> float:
 
 
 def _workload(
-    http: httpx.Client, ids: list[str], texts: list[str], shape: str, args: Any
+    bases: list[str],
+    headers: dict[str, str],
+    ids: list[str],
+    texts: list[str],
+    shape: str,
+    routed: bool,
+    args: Any,
 ) -> tuple[float, float, float]:
-    """(p50 ms, p99 ms, evictions a second) of C clients for T seconds."""
+    """(p50 ms, p99 ms, evictions a second over the servers) of C clients for T seconds, each
+    request sent to its project's server (``routed``) or to any."""
     weights = [1.0 / (i + 1) ** 1.1 for i in range(len(ids))] if shape == "zipf" else None
     took: list[float] = []
     deadline = time.monotonic() + args.seconds
-    before = _evictions(http)
+    before = sum(_metric(b, "naturali_index_evictions") for b in bases)
 
     def client(seed: int) -> None:
         rng = random.Random(seed)
-        with httpx.Client(base_url=str(http.base_url), headers=http.headers, timeout=60) as own:
-            while time.monotonic() < deadline:
-                project = rng.choices(ids, weights)[0] if weights else rng.choice(ids)
-                if rng.random() < 0.05:
-                    own.post(f"/v1/projects/{project}/documents", json=_note(rng))
-                else:
-                    took.append(_search(own, project, texts))
+        own = [httpx.Client(base_url=b, headers=headers, timeout=60) for b in bases]
+        while time.monotonic() < deadline:
+            project = rng.choices(ids, weights)[0] if weights else rng.choice(ids)
+            http = own[route(project, len(bases)) if routed else rng.randrange(len(bases))]
+            if rng.random() < 0.05:
+                http.post(f"/v1/projects/{project}/documents", json=_note(rng))
+            else:
+                took.append(_search(http, project, texts))
+        for http in own:
+            http.close()
 
     threads = [threading.Thread(target=client, args=(s,)) for s in range(args.clients)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    evicted = _evictions(http) - before
+    evicted = sum(_metric(b, "naturali_index_evictions") for b in bases) - before
     return median(took), percentile(took, 99), evicted / args.seconds
 
 
@@ -252,11 +305,12 @@ def report(rows: list[Figures]) -> None:
         values = [getattr(r, attr) for r in rows]
         cells = "".join(f"{fmt.format(v):>12}" for v in values)
         print(f"{label:42}{cells}{exponent(sizes, [float(v) for v in values]):>10.2f}")
-    for shape in ("uniform", "zipf"):
+    for shape in rows[-1].workload:
         for i, what in enumerate(("p50 ms", "p99 ms", "evictions/s")):
             values = [r.workload[shape][i] for r in rows]
             cells = "".join(f"{v:>12.1f}" for v in values)
-            print(f"{f'{shape} workload, {what}':42}{cells}")
+            print(f"{f'{shape}, {what}':42}{cells}")
+    print(f"{'indexes loaded, per server':42}" + "".join(f"{str(r.loaded):>12}" for r in rows))
     last = rows[-1]
     print(
         f"tenants: projects={last.projects} cold_p50_ms={last.cold_p50_ms:.1f} "
@@ -275,6 +329,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/naturali-tenants"))
     parser.add_argument("--scifact-dir", type=Path, default=Path("/tmp/quality"))
+    parser.add_argument("--database-url", default=None, help="a PostgreSQL: store there")
+    parser.add_argument("--servers", type=int, default=1, help="servers sharing it")
     args = parser.parse_args()
     docs = source_chunks(args.scifact_dir)
     rows = []

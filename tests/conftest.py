@@ -20,6 +20,7 @@ from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.service.container import Services
 from naturali.service.operations import OPERATIONS
+from naturali.service.stores import OpenStore
 from naturali.settings import Settings
 from postgres import PostgresServer
 
@@ -191,3 +192,10 @@ class StoreVault:
         r = self.api.post(f"{self.base}/{route}", json=body)
         assert r.status_code == status, r.text
         return dict(r.json())
+
+
+def open_store(naturali: Services, store_id: str) -> OpenStore:
+    """A store's open resources as the server keeps them between calls: while fewer stores
+    than ``open_stores`` are open, the same object stays open after its last caller."""
+    with naturali.stores.opened(store_id) as opened:
+        return opened

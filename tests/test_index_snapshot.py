@@ -30,11 +30,15 @@ QUERIES = ("how long do refunds take", "who handles escalations", "is there coff
 
 @contextmanager
 def _server(
-    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any], token: str | None = None
+    tmp_path: Path,
+    embedder: OnnxEmbedder,
+    backend: dict[str, Any],
+    token: str | None = None,
+    snapshot_rows: int = 1,
 ) -> Iterator[Api]:
     """A server on the test's data dir (a restart reuses it and the owner's token); closing it
     runs ``Services.close()``, which saves the snapshot."""
-    settings = Settings(data_dir=tmp_path / "data", index_snapshot_rows=1, **backend)
+    settings = Settings(data_dir=tmp_path / "data", index_snapshot_rows=snapshot_rows, **backend)
     naturali = build_services(settings, embedder=embedder)
     try:
         token = naturali.bootstrap() or token
@@ -118,13 +122,18 @@ def test_a_snapshot_the_store_no_longer_matches_is_ignored(
     assert not any(path == "/tea.md" for answer in answers for path, _ in answer)
 
 
-@pytest.mark.parametrize("damaged", ["exact.npy", "codes.npy", "rows.npy", "alive.npy"])
+@pytest.mark.parametrize(
+    ("damaged", "kept"),
+    [("arrays.bin", 0.5), ("arrays.bin", 0.999), ("arrays.bin", 0.0), ("meta.json", 0.5)],
+)
 def test_a_damaged_snapshot_is_ignored(
-    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any], damaged: str
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any], damaged: str, kept: float
 ) -> None:
+    """A torn write of either file (the float32 rows at the end of the arrays cut short, the
+    postings in the middle, nothing written) is a snapshot that does not match."""
     project_id, _, token = _saved_project(tmp_path, embedder, backend)
     saved = tmp_path / "data" / "cache" / "indexes" / project_id / damaged
-    saved.write_bytes(saved.read_bytes()[: saved.stat().st_size // 2])  # a torn write
+    saved.write_bytes(saved.read_bytes()[: int(saved.stat().st_size * kept)])
     with _server(tmp_path, embedder, backend, token) as api:
         cursors = _sync_cursors(api)
         answers = _answers(api, project_id)
@@ -258,3 +267,25 @@ def test_a_restored_index_filters_by_its_owners_as_before(
         cursors = _sync_cursors(api)
         assert answers(api, project_id, ids) == before
     assert cursors[0] > 0  # from the snapshot
+
+
+def test_a_small_project_read_whole_is_saved_and_comes_back_from_its_snapshot(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    """Under the default ``index_snapshot_rows``, a project of three documents is saved once
+    its first search reads it whole (not left to be tokenised again by the next server); a
+    restarted server reads the snapshot, not the store, and answers the same."""
+    rows = Settings().index_snapshot_rows
+    with _server(tmp_path, embedder, backend, snapshot_rows=rows) as api:
+        project_id = api.project()
+        for path, text in DOCS.items():
+            api.doc(project_id, path, text)
+        before = _answers(api, project_id)
+        api.naturali.indexes.close()  # waits for the save the first search set off
+        saved = tmp_path / "data" / "cache" / "indexes" / project_id
+        assert sorted(p.name for p in saved.iterdir()) == ["arrays.bin", "meta.json"]
+        token = api.token
+    with _server(tmp_path, embedder, backend, token, snapshot_rows=rows) as api:
+        cursors = _sync_cursors(api)
+        assert _answers(api, project_id) == before
+    assert cursors[0] > 0  # from the snapshot: only what changed since

@@ -4,6 +4,7 @@ included, and a server's index holds none of a saved snapshot's float32 rows."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from conftest import Api, validate_result
 from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
+from naturali.retrieval import snapshot
 from naturali.retrieval.vectors import Vectors
 from naturali.settings import Settings
 
@@ -61,13 +63,19 @@ def test_mapped_rows_and_rows_appended_after_them_give_the_same_top_k(tmp_path: 
                 assert np.array_equal(got.cosines, expected.cosines)
 
 
-def test_a_later_mapping_takes_over_the_rows_held_since_the_first() -> None:
+def _file(tmp_path: Path, rows: np.ndarray) -> np.ndarray:
+    path = tmp_path / f"{len(rows)}.npy"
+    np.save(path, rows)
+    return np.load(path, mmap_mode="r")
+
+
+def test_a_later_mapping_takes_over_the_rows_held_since_the_first(tmp_path: Path) -> None:
     matrix = _clustered(5_000, 32, seed=3)
     vectors = _held(matrix[:2_000])
-    vectors.adopt(matrix[:1_000])  # as a first snapshot's file
+    vectors.adopt(_file(tmp_path, matrix[:1_000]))  # as a first snapshot's file
     vectors.grow(5_000, 2_000)
     vectors.put(2_000, matrix[2_000:])
-    vectors.adopt(matrix[:4_000])  # as a later snapshot's file
+    vectors.adopt(_file(tmp_path, matrix[:4_000]))  # as a later snapshot's file
     assert np.array_equal(vectors.leading(5_000), matrix)
     rows = np.array([0, 999, 1_000, 3_999, 4_000, 4_999])
     assert np.array_equal(vectors.exact(rows), matrix[rows])
@@ -105,7 +113,10 @@ def saving_api(tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]) 
         naturali.close()
 
 
-def test_a_saved_index_reads_its_float32_rows_from_the_snapshot(saving_api: Api) -> None:
+def test_a_saved_index_reads_its_float32_rows_from_the_snapshot(
+    saving_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot, "READ_BELOW", 0)  # mapped, as a large project's is
     api = saving_api
     project_id = api.project()
     for path, text in DOCS.items():
@@ -122,3 +133,32 @@ def test_a_saved_index_reads_its_float32_rows_from_the_snapshot(saving_api: Api)
     api.doc(project_id, "/notes/new.md", "# New\n\nRefunds of gift cards are not possible.")
     after = _answers(api, project_id)  # a row held after the mapped ones
     assert any(path == "/notes/new.md" for path, _ in after[0])
+
+
+def test_a_small_snapshot_is_read_and_held_not_mapped(saving_api: Api) -> None:
+    """A mapping keeps its file open while the index is loaded: a small project's snapshot is
+    read instead, counted as held, and leaves no descriptor behind."""
+    api = saving_api
+    project_id = api.project()
+    for path, text in DOCS.items():
+        api.doc(project_id, path, text)
+    before = _answers(api, project_id)
+    registry = api.naturali.indexes
+    registry.close()  # the snapshot written
+    with registry._guard:
+        registry._indexes.clear()  # as evicted: the next search loads it from the snapshot
+    assert _answers(api, project_id) == before
+    with registry.synced(project_id) as index:
+        assert index.mapped_bytes() == 0
+        assert index.vectors.nbytes == index.n * (index.dimension * 4 + index.dimension + 4)
+    assert not any(target.endswith("arrays.bin") for target in _open_files())
+
+
+def _open_files() -> list[str]:
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue  # the listing's own, closed by now
+    return out

@@ -1,5 +1,5 @@
-"""The ranking's parts on their own: the int8 scan's top k is the float32 top k, a
-document's title is carried into its chunks' lexical terms, the BM25 index survives a
+"""The ranking's parts on their own: the int8 scan's top k is the float32 top k, the BM25
+index survives a
 snapshot, the index's readers-writer gate neither blocks syncs on waiting searches nor
 starves them, and searches selecting rows side by side change nothing in the index."""
 
@@ -25,7 +25,7 @@ from naturali.retrieval.index import ProjectIndex, Selection
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.owners import OwnerAttrs, owner_key
 from naturali.retrieval.vectors import FIT_ROWS, ScanPool, Vectors
-from naturali.text.tokens import query_term_counts, terms
+from naturali.text.tokens import query_term_counts
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -156,19 +156,6 @@ def test_the_scan_has_a_share_for_each_cpu_the_process_may_run_on() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1 1"
-
-
-def test_a_documents_title_is_carried_into_chunks_that_do_not_start_with_it() -> None:
-    index = LexicalIndex()
-    title = terms("Myeloid suppressor cells")
-    index.add(0, "# Myeloid suppressor cells\n\nThey expand in marrow.", title)
-    index.add(1, "A later paragraph about cytokines.", title)
-    index.add(2, "A later paragraph about cytokines.")
-    mask = np.ones(3, bool)
-    scores = index.score(query_term_counts("suppressor cells"), mask, 3).scores
-    assert scores[0] > 0 and scores[1] > 0 and scores[2] == 0
-    # The heading is not counted twice where the chunk already begins with the title.
-    assert index.lengths().tolist()[0] == 7
 
 
 def test_a_term_the_query_repeats_weighs_more_but_saturates() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Api, StoreVault, assert_error
+from conftest import Api, StoreVault, assert_error, open_store
 
 
 class Vault(StoreVault):
@@ -350,7 +350,7 @@ def test_unavailable_index_is_a_failed_retrieval(
     from naturali.ports.state import ProjectionUnavailable
 
     vault.write("clm_u", "kestrel")
-    opened = vault.api.naturali.stores.context(vault.store)
+    opened = open_store(vault.api.naturali, vault.store)
 
     def broken(*args: object) -> list[tuple[str, float]]:
         raise ProjectionUnavailable("disk I/O error")
@@ -407,7 +407,7 @@ def test_edits_are_seen_without_inotify(vault: Vault) -> None:
     """Where inotify is unavailable the scanner stats every file instead."""
     vault.write("clm_w", "first wording about puffins")
     assert vault.ids("puffins") == ["clm_w"]
-    scanner = vault.api.naturali.stores.context(vault.store).scanner
+    scanner = open_store(vault.api.naturali, vault.store).scanner
     scanner._watch._libc = None  # as on a system without inotify
     scanner._watch.close()
     vault.write("clm_w", "second wording about gannets")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Api, StoreVault, assert_error, make_api
+from conftest import Api, StoreVault, assert_error, make_api, open_store
 from naturali.embed.onnx import OnnxEmbedder
 
 
@@ -188,7 +188,7 @@ def test_a_vault_over_its_file_limit_is_refused(tmp_path: Path, embedder: OnnxEm
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # inspects SQLite files
 def test_a_locked_date_index_is_unavailable_not_a_client_error(vault: Vault) -> None:
     vault.write("clm_d", "pelican", occurred_at="2026-05-04")
-    opened = vault.api.naturali.stores.context(vault.store)
+    opened = open_store(vault.api.naturali, vault.store)
     opened.state.db.close()  # type: ignore[attr-defined]
     # Every later read of the projection fails the way a locked database does.
     original = opened.state.reconcile_temporal

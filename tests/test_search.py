@@ -13,6 +13,7 @@ from fastapi import Request
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.retrieval import fusion
+from naturali.text.context import in_context
 from naturali.text.tokens import matched_spans, query_term_counts, query_terms
 
 DOCS = {
@@ -170,7 +171,8 @@ def test_similarity_is_raw_cosine_and_score_orders(corpus: tuple[Api, str, dict[
     assert hits[0]["path"] == "/handbook/support/escalation.md"
     embedder = api.naturali.embedder()
     q = embedder.embed_query("escalation path")  # a query's vector: the query model's
-    (d,) = embedder.embed([DOCS["/handbook/support/escalation.md"]])
+    # a passage is embedded in its context: under its document's title (its file's name)
+    (d,) = embedder.embed([in_context(DOCS["/handbook/support/escalation.md"], "escalation")])
     assert hits[0]["similarity_score"] == pytest.approx(float(q @ d), abs=1e-4)
 
 

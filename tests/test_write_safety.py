@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from conftest import open_store
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.service.container import Services
@@ -114,7 +115,7 @@ def test_a_crash_at_any_step_reopens_consistent(
     assert proc.returncode == -signal.SIGKILL, proc.stderr
 
     reopened = build_services(Settings(data_dir=tmp_path, **backend), embedder=embedder)
-    opened = reopened.stores.context(store_id)
+    opened = open_store(reopened, store_id)
     view = opened.view()
     assert view.scan.issues == []  # no torn or half-written file
     active = {e.id: e for e in view.entries.values() if e.lifecycle == "active"}
@@ -173,7 +174,8 @@ WRITER = textwrap.dedent(
             requestId=f"w{worker}-{i}", id=f"clm_w{worker}_{i}",
             record={"kind": "claim", "title": f"note {worker} {i}"}))
         while True:  # read, then write fenced by what was read; retry on conflict
-            entry = naturali.stores.context(store_id).view().entries[counter_id]
+            with naturali.stores.opened(store_id) as opened:
+                entry = opened.view().entries[counter_id]
             value = int(entry.scanned.record.body.strip())
             try:
                 naturali.mutations.save(owner, project_id, store_id, SaveRequest(
@@ -237,11 +239,11 @@ def test_concurrent_writers_lose_nothing(
     assert all(p.returncode == 0 for p in procs)
     assert sum(int(o.strip()) for o in outputs) == workers * count
     reopened = build_services(Settings(data_dir=tmp_path, **backend), embedder=embedder)
-    view = reopened.stores.context(store.id).view()
+    view = open_store(reopened, store.id).view()
     assert int(view.entries[counter].scanned.record.body) == workers * count
     assert view.entries[counter].scanned.record.revision == workers * count + 1
     assert len(view.entries) == workers * count + 1
-    assert reopened.stores.context(store.id).state.journal_git_pending() == []
+    assert open_store(reopened, store.id).state.journal_git_pending() == []
     history = reopened.mutations.history(owner, project.id, store.id, counter).wire()
     assert [r["revision"] for r in history["revisions"]] == list(range(1, workers * count + 2))
     reopened.close()

@@ -234,6 +234,11 @@ class ChunkDraft:
     start: int
     end: int
     page: int | None = None
+    context: str = ""  # the headings it sits under; then its document's title over them
+
+    def as_list(self) -> list[int | str | None]:
+        """Its fields in order, as JSON carries it (``ChunkDraft(*fields)`` reads it back)."""
+        return [self.ordinal, self.text, self.start, self.end, self.page, self.context]
 
 
 @dataclass(frozen=True)
@@ -251,6 +256,7 @@ class Chunk:
     page: int | None
     vector: bytes = field(repr=False, default=b"")
     model: str = ""  # the embedder that made ``vector``
+    context: str = ""  # its document's title and headings (text/context.py)
 
 
 @dataclass(frozen=True)

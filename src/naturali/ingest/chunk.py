@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from naturali.contracts.formats import Layout
 from naturali.ingest.extract import Page
 from naturali.model import ChunkDraft
+from naturali.text.context import SEPARATOR, titled
 
 MAX_TOKENS = 250  # the model sees 256 pieces, two of them [CLS] and [SEP]
 OVERLAP_TOKENS = 40
@@ -66,22 +68,87 @@ def chunk_pages(
     layout: Layout = "prose",
     max_chunks: int | None = None,
 ) -> list[ChunkDraft]:
+    """The pages' passages, each with the headings it sits under (``ChunkDraft.context``; a
+    section goes on over the next page)."""
     drafts: list[ChunkDraft] = []
+    sections = _Sections()
     for page in pages:
         if layout == "rows":
-            spans = _rows(page.text, count_tokens)
+            spans = list(_rows(page.text, count_tokens))
         else:
-            blocks = _code_blocks(page.text) if layout == "code" else _blocks(page.text, layout)
-            units = _units(page.text, blocks, count_tokens, layout)
-            spans = ((s, e, "") for s, e in _pack(units, titles=layout != "code"))
+            blocks = list(
+                _code_blocks(page.text) if layout == "code" else _blocks(page.text, layout)
+            )
+            if layout != "code":
+                sections.read(page.text, blocks, layout)
+            units = _units(page.text, iter(blocks), count_tokens, layout)
+            spans = [(s, e, "") for s, e in _pack(units, titles=layout != "code")]
         for start, end, prefix in spans:
             if max_chunks is not None and len(drafts) >= max_chunks:
                 raise TooManyChunks(f"the text makes more than {max_chunks} passages")
             text = prefix + page.text[start:end]
+            context = sections.above(start)
             drafts.append(
-                ChunkDraft(len(drafts), text, page.offset + start, page.offset + end, page.number)
+                ChunkDraft(
+                    len(drafts), text, page.offset + start, page.offset + end, page.number, context
+                )
             )
+        sections.turn_page()
     return drafts
+
+
+def under_title(drafts: list[ChunkDraft], title: str | None) -> list[ChunkDraft]:
+    """A document's drafts with its title over their headings."""
+    return [replace(d, context=titled(title, d.context)) for d in drafts]
+
+
+class _Sections:
+    """The headings read so far, and which of them a span sits under: a heading closes every
+    open one of its level or deeper (ATX by its ``#``s; setext ``=`` over ``-``; in
+    reStructuredText each underline character a level, in the order they first appear)."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[int, str]] = []  # level, text
+        self._page: list[tuple[int, int, str]] = []  # offset, level, text: this page's
+        self._next = 0
+        self._rst_levels: dict[str, int] = {}
+
+    def read(self, text: str, blocks: list[Block], layout: Layout) -> None:
+        for start, end, heading in blocks:
+            if heading:
+                level, title = self._heading(text[start:end], layout)
+                if title:
+                    self._page.append((start, level, title))
+
+    def above(self, start: int) -> str:
+        """The open headings at ``start`` of this page, outermost first, without the one a
+        span starting there opens with."""
+        while self._next < len(self._page) and self._page[self._next][0] < start:
+            _, level, title = self._page[self._next]
+            while self._open and self._open[-1][0] >= level:
+                self._open.pop()
+            self._open.append((level, title))
+            self._next += 1
+        if self._next < len(self._page) and self._page[self._next][0] == start:
+            opens = self._page[self._next][1]
+            return SEPARATOR.join(title for level, title in self._open if level < opens)
+        return SEPARATOR.join(title for _, title in self._open)
+
+    def turn_page(self) -> None:
+        self.above(len(self._page) and self._page[-1][0] + 1)
+        self._page, self._next = [], 0
+
+    def _heading(self, block: str, layout: Layout) -> tuple[int, str]:
+        lines = block.splitlines()
+        first = lines[0].strip()
+        if _ATX.match(lines[0]):
+            hashes = len(first) - len(first.lstrip("#"))
+            return hashes, first.strip("#").strip()
+        underline = lines[-1].strip()[:1] if len(lines) > 1 else "="
+        if layout == "rst":
+            level = self._rst_levels.setdefault(underline, len(self._rst_levels) + 1)
+            return level, first
+        return (1 if underline == "=" else 2), first
 
 
 Unit = tuple[int, int, int, bool]  # start, end, tokens, whether it is a heading

@@ -71,7 +71,7 @@ def read(
         "ocr_texts": ocr_texts,
     }
     answer = _answer(request, data, filename)
-    drafts = [ChunkDraft(o, t, s, e, p) for o, t, s, e, p in answer["drafts"]]
+    drafts = [ChunkDraft(*d) for d in answer["drafts"]]
     return Read(
         answer["content_type"],
         answer["title"],

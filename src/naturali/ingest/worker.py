@@ -68,7 +68,7 @@ def handle(request: dict[str, Any], data: bytes) -> dict[str, Any]:
         "page_count": extracted.page_count,
         "warnings": extracted.warnings,
         "reading": asdict(extracted.reading) if extracted.reading else None,
-        "drafts": [[d.ordinal, d.text, d.start, d.end, d.page] for d in drafts],
+        "drafts": [d.as_list() for d in drafts],
     }
 
 

@@ -20,7 +20,7 @@ from naturali.model import Chunk, SourceType
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.owners import SOURCE_CODE, OwnerAttrs, Owners, owner_key
 from naturali.retrieval.vectors import Rows, VectorLeg, Vectors
-from naturali.text.tokens import terms
+from naturali.text.context import in_context
 
 TagPairs = frozenset[tuple[str, str]]
 
@@ -250,12 +250,17 @@ class ProjectIndex:
         self._grow(self.n + len(added))
         held = self.stored_vectors is None
         vectors = np.zeros((len(added) if held else 0, self.dimension), np.float32)
-        titles = {key: terms(attrs.title) for key, attrs in owners.items() if attrs.title}
+        texts = [in_context(chunk.text, chunk.context) for chunk in added]
+        whole = start == 0  # read whole from the store: its postings made at once
         for i, chunk in enumerate(added):
             vector = np.frombuffer(chunk.vector, dtype=np.float32)
             if held and vector.size == self.dimension and chunk.model == self.model_id:
                 vectors[i] = vector
-            self._append(chunk, titles)
+            self._append(chunk)
+            if not whole:
+                self.lexical.add(start + i, texts[i])
+        if whole and texts:
+            self.lexical = LexicalIndex.built(texts)
         if held:
             self.vectors.put(start, vectors)
         for key, attrs in owners.items():
@@ -292,7 +297,7 @@ class ProjectIndex:
         self.owner = grown(self.owner)  # type: ignore[assignment]
         self.seqs = grown(self.seqs)  # type: ignore[assignment]
 
-    def _append(self, chunk: Chunk, titles: dict[str, list[str]]) -> None:
+    def _append(self, chunk: Chunk) -> None:
         row = self.n
         key = owner_key(chunk.source_type, chunk.owner_id)
         code = self.owners.add(key)
@@ -300,5 +305,4 @@ class ProjectIndex:
         self.source[row] = SOURCE_CODE[chunk.source_type]
         self.owner[row] = code
         self.seqs[row] = chunk.seq
-        self.lexical.add(row, chunk.text, titles.get(key))
         self.n += 1

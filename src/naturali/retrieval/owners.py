@@ -1,5 +1,5 @@
 """The owners of an index's rows — documents and memories — by code: each one's key, source and
-attributes (path, tags, title, store).
+attributes (path, tags, store).
 
 A million chunks have half a million owners. Read from a snapshot as JSON and made into
 objects, they took 2.7 of the 3.1 s a restart spent loading such a project; they are kept
@@ -33,7 +33,6 @@ class OwnerAttrs(NamedTuple):
     path: str = ""  # documents
     store_id: str = ""  # memories
     tags: tuple[tuple[str, str], ...] = ()
-    title: str = ""  # documents: carried into chunks that do not start with it
 
 
 def owner_key(source_type: SourceType, owner_id: str) -> str:
@@ -62,7 +61,7 @@ class Strings:
 
 
 # The columns a snapshot holds, by the name of their files.
-COLUMNS = ("keys", "ids", "paths", "stores", "titles", "tags")
+COLUMNS = ("keys", "ids", "paths", "stores", "tags")
 
 
 class Owners:
@@ -132,8 +131,7 @@ class Owners:
             return None  # an owner gone before its attributes were read (no id is empty)
         pairs = tuple((str(k), str(v)) for k, v in json.loads(s["tags"][code]))
         source = _SOURCES[int(self.sources[code])]
-        path, store, title = s["paths"][code], s["stores"][code], s["titles"][code]
-        return OwnerAttrs(source, owner_id, path, store, pairs, title)
+        return OwnerAttrs(source, owner_id, s["paths"][code], s["stores"][code], pairs)
 
     def documents(self) -> Iterator[tuple[str, int]]:
         """Every document's path and code."""
@@ -155,7 +153,6 @@ class Owners:
             "ids": Strings.of([a.owner_id for a in rows]),
             "paths": Strings.of([a.path for a in rows]),
             "stores": Strings.of([a.store_id for a in rows]),
-            "titles": Strings.of([a.title for a in rows]),
             "tags": Strings.of([json.dumps([list(p) for p in a.tags]) for a in rows]),
         }
         return columns, known

@@ -2,10 +2,13 @@
 in seconds instead of re-reading and re-tokenising every chunk.
 
 The snapshot holds the index's arrays (float32 and int8 vectors, per-row columns, BM25
-postings as flat arrays), one ``.npy`` file each, and its chunk and removal cursors, so on load
-only what changed since is read from the store. The arrays are mapped, not read: a restart
-with a million chunks does not read 2 GB before it answers, and the float32 rows stay in the
-file, paged in by the OS for the few rows a search rescores (retrieval/vectors.py).
+postings as flat arrays), one after another in one file (``arrays.bin``, each at an offset
+``meta.json`` gives), and its chunk and removal cursors, so on load only what changed since is
+read from the store. Two files a project, not one an array: a server of ten thousand small
+projects keeps 20,000 files for them, not 220,000, and opens one to load one. The arrays are
+mapped, not read: a restart with a million chunks does not read 2 GB before it answers, and
+the float32 rows stay in the file, paged in by the OS for the few rows a search rescores
+(retrieval/vectors.py).
 
 It is only a cache: one that does not match — another format, model or dimension, arrays that
 do not fit together, or a store that no longer holds its newest chunk (a restored backup) — is
@@ -34,10 +37,18 @@ from naturali.retrieval.owners import COLUMNS, Owners, Strings
 from naturali.retrieval.vectors import VectorLeg, Vectors
 
 # 3: the int8 codes are of each row less the rows' mean (retrieval/vectors.py); 4: one mapped
-# .npy file an array; 5: the owners as columns of text (retrieval/owners.py), not JSON.
-FORMAT = 5
+# .npy file an array; 5: the owners as columns of text (retrieval/owners.py), not JSON; 6:
+# postings of each chunk in its context (text/context.py), owners without titles; 7: the
+# arrays in one file.
+FORMAT = 7
 _META = "meta.json"
-_EXACT = "exact.npy"
+_ARRAYS = "arrays.bin"
+_ALIGN = 64  # each array starts at a multiple of this: aligned for any dtype and for SIMD
+# A smaller snapshot is read, not mapped: a mapping keeps its file open (numpy's memmap holds a
+# descriptor) while the index is loaded, and ten thousand small projects would hold ten
+# thousand; reading one costs less than mapping it.
+READ_BELOW = 4 * 1024 * 1024
+_EXACT = "exact"
 # Changed in place after a load (a removal clears a row's flag): read into memory, not mapped.
 _COPIED = frozenset({"alive"})
 
@@ -94,9 +105,7 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
                 column.data,
                 column.offsets,
             )
-        for name, array in arrays.items():
-            np.save(staging / f"{name}.npy", array)
-        _save_exact(staging / _EXACT, index.vectors, vector_rows)
+        meta["arrays"] = _write_arrays(staging / _ARRAYS, arrays, index.vectors, vector_rows)
         (staging / _META).write_text(json.dumps(meta))
         target = path_for(directory, index.project_id)
         retired = directory / f".retired-{index.project_id}"
@@ -108,24 +117,61 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _save_exact(path: Path, vectors: Vectors, n: int) -> None:
-    """The first ``n`` float32 rows, written through a mapping piece by piece: never a copy
-    of them all in memory (1.5 GB at a million chunks)."""
-    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, vectors.dimension))
-    start = 0
-    for piece in vectors.pieces(n):
-        out[start : start + piece.shape[0]] = piece
-        start += piece.shape[0]
-    out.flush()
-    del out
+Layout = dict[str, tuple[int, str, list[int]]]  # name → offset, dtype, shape
+
+
+def _write_arrays(
+    path: Path, arrays: dict[str, np.ndarray[Any, Any]], vectors: Vectors, n: int
+) -> Layout:
+    """Write the arrays, then the first ``n`` float32 rows piece by piece (never a copy of
+    them all in memory: 1.5 GB at a million chunks); where each one lies."""
+    layout: Layout = {}
+    with path.open("wb") as out:
+
+        def start(name: str, dtype: np.dtype[Any], shape: tuple[int, ...]) -> None:
+            out.write(b"\0" * (-out.tell() % _ALIGN))
+            layout[name] = (out.tell(), dtype.str, list(shape))
+
+        for name, array in arrays.items():
+            array = np.ascontiguousarray(array)
+            start(name, array.dtype, array.shape)
+            out.write(array.tobytes())
+        start(_EXACT, np.dtype(np.float32), (n, vectors.dimension))
+        for piece in vectors.pieces(n):
+            out.write(np.ascontiguousarray(piece, np.float32).tobytes())
+        out.flush()
+        os.fsync(out.fileno())
+    return layout
+
+
+def _read_arrays(folder: Path, layout: Layout) -> dict[str, np.ndarray[Any, Any]]:
+    """The arrays, mapped from the one file (read when small, ``READ_BELOW``; copied where
+    changed in place, ``_COPIED``); a ValueError when the file is shorter than the arrays it
+    should hold (a torn write)."""
+    path = folder / _ARRAYS
+    if path.stat().st_size < READ_BELOW:
+        mapped: np.ndarray[Any, Any] = np.fromfile(path, np.uint8)
+    else:
+        mapped = np.memmap(path, np.uint8, mode="r")
+    out: dict[str, np.ndarray[Any, Any]] = {}
+    for name, (offset, dtype, shape) in layout.items():
+        kind = np.dtype(dtype)
+        size = kind.itemsize * int(np.prod(shape))
+        if offset + size > mapped.size:
+            raise ValueError(f"{name} runs past the end of {_ARRAYS}")
+        array = mapped[offset : offset + size].view(kind).reshape(shape)
+        out[name] = np.array(array) if name in _COPIED else array
+    return out
 
 
 def remap(index: ProjectIndex, directory: Path) -> None:
     """Read ``index``'s float32 rows from its snapshot just saved, no longer from memory (the
     caller holds it for writing, and saved it from these rows: a row never changes)."""
+    folder = path_for(directory, index.project_id)
     try:
-        mapped = np.load(path_for(directory, index.project_id) / _EXACT, mmap_mode="r")
-    except (OSError, ValueError):
+        layout = json.loads((folder / _META).read_text())["arrays"]
+        mapped = _read_arrays(folder, {_EXACT: layout[_EXACT]})[_EXACT]
+    except (OSError, ValueError, KeyError):
         return  # replaced or removed meanwhile: the rows stay where they are
     held = index.vectors.mapped_bytes // max(index.dimension * 4, 1)
     if held <= mapped.shape[0] <= index.n and mapped.shape[1:] == (index.dimension,):
@@ -184,10 +230,7 @@ def load(
             return None
         if meta["newest"] is not None and not holds(*meta["newest"]):
             return None
-        loaded = {
-            path.stem: np.load(path) if path.stem in _COPIED else np.load(path, mmap_mode="r")
-            for path in folder.glob("*.npy")
-        }
+        loaded = _read_arrays(folder, meta["arrays"])
         if not _consistent(meta, loaded) or (meta["stored_vectors"] and stored is None):
             return None
         index = _restore(meta, loaded)

@@ -124,14 +124,18 @@ class Vectors:
     @property
     def nbytes(self) -> int:
         """What the process holds: the codes and offsets of the rows written, and the float32
-        rows not mapped (capacity not yet written is zeroed pages the OS has not given)."""
+        rows not mapped (capacity not yet written is zeroed pages the OS has not given; a small
+        snapshot's rows are read, and held)."""
         m, d = int(self._mapped.shape[0]), self.dimension
-        return self._written * (d + 4) + (self._written - m) * d * 4
+        return self._written * (d + 4) + (self._written - m) * d * 4 + self._read_bytes()
+
+    def _read_bytes(self) -> int:
+        return 0 if isinstance(self._mapped, np.memmap) else self._mapped.nbytes
 
     @property
     def mapped_bytes(self) -> int:
         """The float32 rows read from a file: in the page cache as far as they were read."""
-        return self._mapped.nbytes
+        return self._mapped.nbytes - self._read_bytes()
 
     def adopt(self, mapped: Matrix) -> None:
         """Read the float32 rows [0, len(mapped)) from ``mapped`` (a snapshot's file, mapped

@@ -47,6 +47,7 @@ from naturali.service.tokens import Tokens
 from naturali.service.write_engine import WriteEngine
 from naturali.settings import Settings
 from naturali.sources import addresses
+from naturali.text.context import in_context
 from naturali.vault.files import remove_temp_files
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,9 @@ class Services:
         self.quotas = Quotas(self.storage, QuotaLimits(*limits, settings.quota_memories))
         self.ingestion, self.documents = self._documents(settings)
         self.source_worker, self.sources = self._sources(settings)
-        self.stores = StoreRegistry(data_dir / "stores", *state, settings.vault_max_files)
+        self.stores = StoreRegistry(
+            data_dir / "stores", *state, settings.vault_max_files, settings.open_stores
+        )
         self.mutations = Mutations(
             self.storage,
             self.auth,
@@ -209,7 +212,7 @@ class Services:
         embedder = self.embedder()
         done = 0
         while chunks := self.storage.stale_chunks(embedder.model_id, batch):
-            vectors = embedder.embed([c.text for c in chunks])
+            vectors = embedder.embed([in_context(c.text, c.context) for c in chunks])
             self.storage.set_vectors(
                 [
                     NewVector(c.project_id, c.seq, v.astype("float32").tobytes())

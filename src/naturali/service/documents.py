@@ -20,6 +20,7 @@ from naturali.errors import (
 )
 from naturali.ids import new_id
 from naturali.ingest import isolated
+from naturali.ingest.chunk import under_title
 from naturali.model import (
     Chunk,
     ChunkDraft,
@@ -38,6 +39,7 @@ from naturali.service.auth import Auth
 from naturali.service.cursors import check_limit, decode_cursor, encode_cursor
 from naturali.service.quotas import Quotas
 from naturali.service.requests import MAX_PASSAGES
+from naturali.text.context import in_context
 from naturali.vault.files import atomic_write
 
 # A version of at most this many chunks is embedded in its request (~0.2 s on 2 cores) and
@@ -323,12 +325,13 @@ class Documents:
             updated_at=now,
             reading=read.reading,
         )
-        return _Prepared(document, upload.data, read.drafts, current is None, read.ocr_pending)
+        drafts = under_title(read.drafts, document.title)
+        return _Prepared(document, upload.data, drafts, current is None, read.ocr_pending)
 
     def _commit(self, prepared: builtins.list[_Prepared | Document]) -> builtins.list[Document]:
         embedder = self._embedder()
         pending = [p for p in prepared if isinstance(p, _Prepared)]
-        texts = [d.text for p in pending for d in p.drafts]
+        texts = [in_context(d.text, d.context) for p in pending for d in p.drafts]
         vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension))
         out: builtins.list[Document] = []
         offset = 0

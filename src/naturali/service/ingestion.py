@@ -32,10 +32,12 @@ import numpy as np
 from naturali.errors import NaturaliError
 from naturali.ids import new_id
 from naturali.ingest import isolated
+from naturali.ingest.chunk import under_title
 from naturali.model import IngestJob
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import EmbeddedChunk, Storage, VersionConflict
 from naturali.service.background import Background
+from naturali.text.context import in_context
 
 log = logging.getLogger("naturali.ingestion")
 BATCH = 32  # chunks a batch: ~0.7 s of embedding on 2 cores, the lease's heartbeat
@@ -141,7 +143,7 @@ class IngestionWorker:
         job has batches left."""
         job, embedder = held.job, self._embedder()
         drafts = job.drafts[len(held.chunks) : len(held.chunks) + BATCH]
-        texts = [d.text for d in drafts]
+        texts = [in_context(d.text, d.context) for d in drafts]
         vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension))
         held.chunks += [
             EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())
@@ -176,7 +178,8 @@ class IngestionWorker:
             return True
         read = self._scans.read(job, held.ocr_texts, self._embedder().token_counter)
         document = replace(job.document, warnings=read.warnings, reading=read.reading)
-        held.job = replace(job, document=document, drafts=read.drafts, ocr_pages=[])
+        drafts = under_title(read.drafts, document.title)
+        held.job = replace(job, document=document, drafts=drafts, ocr_pages=[])
         return True  # its chunks are embedded from its next turn
 
     def _renew_held(self) -> None:

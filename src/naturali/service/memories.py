@@ -33,6 +33,7 @@ from naturali.service.mutations import MemoryStoreKey, Mutations, Written
 from naturali.service.quotas import Quotas
 from naturali.service.requests import SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreRegistry, StoreView, require_store
+from naturali.text.context import in_context
 from naturali.vault.record import Record, parse
 
 MAX_NAME_CHARS = 200
@@ -245,7 +246,8 @@ class Memories:
         self._storage.remove_memory(store.id, memory_id)
 
     def _active(self, store: MemoryStore, memory_id: str) -> AvailableRecord:
-        entry = self._stores.context(store.id).view().entries.get(memory_id)
+        with self._stores.opened(store.id) as opened:
+            entry = opened.view().entries.get(memory_id)
         if entry is None or entry.lifecycle != "active":
             raise NotFound(
                 f"memory {memory_id} not found", code="memory_not_found", param="memory_id"
@@ -271,7 +273,8 @@ class Memories:
             return self._reconciling.setdefault(store_id, threading.Lock())
 
     def _reconcile(self, store: MemoryStore, budget: float | None) -> ReconcileReport:
-        view = self._stores.context(store.id).view()
+        with self._stores.opened(store.id) as opened:
+            view = opened.view()
         invalid = [f"{i.path}: {i.message}" for i in view.scan.issues]
         matched = self._matched.get(store.id)
         if matched and matched[0] is view:
@@ -346,7 +349,7 @@ class Memories:
         drafts = chunk_pages([Page(None, _searchable(record), 0)], embedder.count_tokens)
         # Urgent: a write's answer waits on this, or searches of the store do (it runs under
         # their reconcile lock), so at their priority and not queued behind an upload's.
-        texts = [d.text for d in drafts]
+        texts = [in_context(d.text, d.context) for d in drafts]
         vectors = embedder.embed(texts, urgent=True) if drafts else np.zeros((0, 1))
         chunks = [
             EmbeddedChunk(d, np.ascontiguousarray(v, dtype=np.float32).tobytes())

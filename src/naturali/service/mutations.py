@@ -25,7 +25,7 @@ from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.record_names import by_name
 from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
-from naturali.service.stores import OpenStore, StoreRegistry, StoreView, require_store
+from naturali.service.stores import StoreRegistry, StoreView, require_store
 from naturali.service.write_engine import Plan, WriteEngine
 from naturali.vault.dates import date_issues
 from naturali.vault.record import KINDS, Record, RecordFormatError, render, unknown_fields
@@ -182,14 +182,16 @@ class Mutations:
 
     def resume(self, user: User, project_id: str, store_id: str) -> ResumeResult:
         """Finish interrupted writes and retry pending Git commits."""
-        opened = self._authorize(user, project_id, store_id, "write")
-        completed, pending = self._engine.resume(opened)
+        self._authorize(user, project_id, store_id, "write")
+        with self._stores.opened(store_id) as opened:
+            completed, pending = self._engine.resume(opened)
         return ResumeResult(completed=completed, git_pending=pending)
 
     def mutation(self, user: User, project_id: str, store_id: str, request_id: str) -> Receipt:
         """A write's publication receipt: indexed, git.state, git.commit."""
-        opened = self._authorize(user, project_id, store_id, "read")
-        receipt = self._engine.receipt(opened, request_id)
+        self._authorize(user, project_id, store_id, "read")
+        with self._stores.opened(store_id) as opened:
+            receipt = self._engine.receipt(opened, request_id)
         if receipt is None:
             raise NotFound(
                 f"no mutation with requestId {request_id!r}",
@@ -200,8 +202,9 @@ class Mutations:
 
     def history(self, user: User, project_id: str, store_id: str, record_id: str) -> HistoryResult:
         """A record's revisions with their receipts."""
-        opened = self._authorize(user, project_id, store_id, "read")
-        revisions = self._engine.history(opened, record_id)
+        self._authorize(user, project_id, store_id, "read")
+        with self._stores.opened(store_id) as opened:
+            revisions = self._engine.history(opened, record_id)
         if not revisions:
             raise NotFound(
                 f"no history for record {record_id}", code="record_not_found", param="record_id"
@@ -211,10 +214,9 @@ class Mutations:
     # planning ----------------------------------------------------------------------------
     def _authorize(
         self, user: User, project_id: str, store_id: str, need: Literal["read", "write"]
-    ) -> OpenStore:
+    ) -> None:
         self._auth.require(user, project_id, need)
         require_store(self._storage, project_id, store_id)
-        return self._stores.context(store_id)
 
     def _write(
         self,
@@ -225,9 +227,9 @@ class Mutations:
         plan: Callable[[StoreView], Plan],
         warnings: Sequence[str] = (),
     ) -> Written:
-        opened = self._stores.context(store.store_id)
         # An earlier write with this requestId answers from its receipt and writes nothing.
-        made = self._engine.write(opened, request_id, operation, request, plan, warnings)
+        with self._stores.opened(store.store_id) as opened:
+            made = self._engine.write(opened, request_id, operation, request, plan, warnings)
         written = Written(*made)
         if self.after_write is not None:
             self.after_write(store.project_id, store.store_id, written.writes)

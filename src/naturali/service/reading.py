@@ -28,7 +28,7 @@ from naturali.ports.storage import Storage
 from naturali.retrieval.eligibility import AvailableRecord, current_of
 from naturali.retrieval.keyword import Filters
 from naturali.service.auth import Auth
-from naturali.service.stores import OpenStore, StoreRegistry, StoreView, require_store
+from naturali.service.stores import StoreRegistry, StoreView, require_store
 from naturali.vault.dates import to_us
 
 
@@ -70,25 +70,20 @@ class Reader:
         self._auth = auth
         self._stores = stores
 
-    def open_view(self, user: User, project_id: str, store_id: str) -> tuple[OpenStore, StoreView]:
-        """Check the caller may read the store, then scan it: its context and view."""
-        self._auth.require(user, project_id, "read")
-        require_store(self._storage, project_id, store_id)
-        opened = self._stores.context(store_id)
-        return opened, opened.view()
-
     @contextmanager
     def reading(
         self, user: User, project_id: str, store_id: str, as_of: str | None
     ) -> Iterator[Reading]:
         """What one records or dates call reads: the store now (scanned), or as it stood at
         ``as_of`` (rebuilt from its history, its projections in a scratch state)."""
-        opened, view = self.open_view(user, project_id, store_id)
-        if as_of is None:
-            yield Reading(view, opened.state, str(opened.store_dir))
-            return
-        with self._stores.scratch() as scratch:
-            yield Reading(opened.view_at(as_of), scratch, None, as_of)
+        self._auth.require(user, project_id, "read")
+        require_store(self._storage, project_id, store_id)
+        with self._stores.opened(store_id) as opened:
+            if as_of is None:
+                yield Reading(opened.view(), opened.state, str(opened.store_dir))
+                return
+            with self._stores.scratch() as scratch:
+                yield Reading(opened.view_at(as_of), scratch, None, as_of)
 
 
 def filters_of(

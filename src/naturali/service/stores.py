@@ -1,5 +1,7 @@
-"""Per memory store resources, created once per process: the vault scanner, the store's
-``state.sqlite``, the ontology, and the eligible-record view cached per (scan, guards)."""
+"""Per memory store resources: the vault scanner, the store's ``state.sqlite``, the ontology,
+and the eligible-record view cached per (scan, guards). A server holds the most recently used
+``open_stores`` of them open while unused (each is a database's three descriptors and an
+inotify instance), so ten thousand stores searched in turn do not hold ten thousand open."""
 
 from __future__ import annotations
 
@@ -56,6 +58,13 @@ class OpenStore:
     _unrecorded_writes: int = 0
     _writes_recorded_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    users: int = 0  # callers inside StoreRegistry.opened: it is not closed under them
+
+    def close(self) -> None:
+        if self._unrecorded_writes:
+            self.state.record_session(self.session, writes=self._unrecorded_writes)
+        self.scanner.close()
+        self.state.close()
 
     def view(self) -> StoreView:
         """The store as queries see it: the current scan with guards applied, cached per scan
@@ -178,15 +187,18 @@ class StoreRegistry:
         open_state: StateFactory,
         open_scratch: StateFactory,
         max_files: int = 200_000,
+        max_open: int = 256,
     ) -> None:
-        """``open_scratch``: a state that holds projections only, for a query's own use."""
+        """``open_scratch``: a state that holds projections only, for a query's own use;
+        ``max_open``: how many unused stores stay open."""
         self._dir = stores_dir
         self._open_state = open_state
         self._open_scratch = open_scratch
         self._max_files = max_files
+        self._max_open = max_open
         # This process's session, recorded in each store's state it opens.
         self._session = SessionRow(new_id("sess"), os.getpid(), socket.gethostname(), utcnow())
-        self._contexts: dict[str, OpenStore] = {}
+        self._contexts: dict[str, OpenStore] = {}  # least recently used first
         self._lock = threading.Lock()
 
     @contextmanager
@@ -204,46 +216,58 @@ class StoreRegistry:
         """The vault directory of a store."""
         return self._dir / store_id / "vault"
 
-    def context(self, store_id: str) -> OpenStore:
-        """The store's open resources (scanner, state), made once per process."""
+    @contextmanager
+    def opened(self, store_id: str) -> Iterator[OpenStore]:
+        """The store's open resources (scanner, state) while the caller uses them; once
+        unused, the least recently used beyond ``max_open`` are closed."""
         with self._lock:
-            opened = self._contexts.get(store_id)
-            if opened is None:
-                store_dir = self._dir / store_id
-                (store_dir / "vault").mkdir(parents=True, exist_ok=True)
-                state = self._open_state(store_dir / "state.sqlite")
-                owner = state.claim_identity(store_id)
-                if owner != store_id:
-                    state.close()
-                    raise Conflict(
-                        f"{store_dir / 'state.sqlite'} belongs to memory store {owner}, not "
-                        f"{store_id}; put back this store's own state.sqlite",
-                        code="store_identity_mismatch",
-                    )
-                state.record_session(self._session, writes=0)
-                opened = OpenStore(
-                    store_dir,
-                    VaultScanner(store_dir / "vault", self._max_files),
-                    state,
-                    self._session,
-                )
-                self._contexts[store_id] = opened
-            return opened
+            opened = self._contexts.pop(store_id, None) or self._open(store_id)
+            self._contexts[store_id] = opened
+            opened.users += 1
+        try:
+            yield opened
+        finally:
+            with self._lock:
+                opened.users -= 1
+                unused = [o for o in self._contexts.values() if not o.users]
+                closing = unused[: max(0, len(self._contexts) - self._max_open)]
+                for store in closing:
+                    del self._contexts[store.store_dir.name]
+            for store in closing:
+                store.close()
+
+    def open_count(self) -> int:
+        with self._lock:
+            return len(self._contexts)
+
+    def _open(self, store_id: str) -> OpenStore:
+        store_dir = self._dir / store_id
+        (store_dir / "vault").mkdir(parents=True, exist_ok=True)
+        state = self._open_state(store_dir / "state.sqlite")
+        owner = state.claim_identity(store_id)
+        if owner != store_id:
+            state.close()
+            raise Conflict(
+                f"{store_dir / 'state.sqlite'} belongs to memory store {owner}, not "
+                f"{store_id}; put back this store's own state.sqlite",
+                code="store_identity_mismatch",
+            )
+        state.record_session(self._session, writes=0)
+        scanner = VaultScanner(store_dir / "vault", self._max_files)
+        return OpenStore(store_dir, scanner, state, self._session)
 
     def forget(self, store_id: str) -> None:
         """Close and drop a deleted store's resources."""
         with self._lock:
             opened = self._contexts.pop(store_id, None)
         if opened is not None:
-            opened.scanner.close()
-            opened.state.close()
+            opened.close()
 
     def close(self) -> None:
         """Close every store's resources."""
         with self._lock:
             for opened in self._contexts.values():
-                opened.scanner.close()
-                opened.state.close()
+                opened.close()
             self._contexts.clear()
 
 

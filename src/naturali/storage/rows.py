@@ -76,7 +76,7 @@ def document_fields(d: Document) -> tuple[str, str, str, str]:
 # 0.4-0.7 ms against ~0.1 without, PostgreSQL ~0.9 against ~0.5 (100k chunks here).
 CHUNK_TEXT_COLUMNS = (
     "seq, id, project_id, source_type, owner_id, version, ordinal, text, start_offset, "
-    "end_offset, page, model"
+    "end_offset, page, model, context"
 )
 
 
@@ -97,6 +97,7 @@ def chunk(row: Row, *, with_vector: bool = True) -> Chunk:
         page=row["page"],
         vector=_bytes(row["vector"]) if with_vector else b"",
         model=row["model"],
+        context=row["context"],
     )
 
 
@@ -165,7 +166,7 @@ def job_row(job: IngestJob) -> tuple[Any, ...]:
 
 def job_payload(job: IngestJob) -> str:
     """What a job carries, as JSON: the document as it will be, and its chunks' drafts."""
-    drafts = [[d.ordinal, d.text, d.start, d.end, d.page] for d in job.drafts]
+    drafts = [d.as_list() for d in job.drafts]
     document = job.document.__dict__
     return json.dumps({"document": document, "drafts": drafts, "ocr_pages": job.ocr_pages})
 

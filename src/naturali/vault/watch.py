@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import functools
 import os
 import struct
 from pathlib import Path
@@ -43,6 +44,7 @@ _MASK = (
 _HEADER = struct.Struct("iIII")
 
 
+@functools.cache  # finding it runs ``ldconfig -p``: milliseconds, once a process
 def _libc() -> ctypes.CDLL | None:
     name = ctypes.util.find_library("c")
     if not name:

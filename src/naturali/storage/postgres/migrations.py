@@ -192,6 +192,14 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX sources_project ON sources (project_id);
     """,
+    # a passage's context, which both legs of a search read in front of it (text/context.py):
+    # its document's title, then the headings it sits under (chunks stored before know their
+    # title only)
+    """
+    ALTER TABLE chunks ADD COLUMN context TEXT NOT NULL DEFAULT '';
+    UPDATE chunks SET context = documents.title FROM documents
+        WHERE chunks.source_type = 'document' AND documents.id = chunks.owner_id;
+    """,
 ]
 
 _LOCK = 7_164_201_003  # the advisory lock key migrations run under

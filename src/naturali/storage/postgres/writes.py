@@ -133,8 +133,8 @@ def insert_chunks(
     with conn.cursor() as cursor:
         cursor.executemany(
             b"INSERT INTO chunks (project_id, id, source_type, owner_id, version, ordinal, page, "
-            b"start_offset, end_offset, text, vector, model) "
-            b"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            b"start_offset, end_offset, text, vector, model, context) "
+            b"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             [
                 (
                     project_id,
@@ -149,6 +149,7 @@ def insert_chunks(
                     c.draft.text,
                     np.frombuffer(c.vector, dtype=np.float32),
                     model_id,
+                    c.draft.context,
                 )
                 for c in chunks
             ],

@@ -190,6 +190,15 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX sources_project ON sources (project_id);
     """,
+    # a passage's context, which both legs of a search read in front of it (text/context.py):
+    # its document's title, then the headings it sits under (chunks stored before know their
+    # title only)
+    """
+    ALTER TABLE chunks ADD COLUMN context TEXT NOT NULL DEFAULT '';
+    UPDATE chunks SET context = COALESCE(
+        (SELECT title FROM documents WHERE documents.id = chunks.owner_id), ''
+    ) WHERE source_type = 'document';
+    """,
 ]
 
 

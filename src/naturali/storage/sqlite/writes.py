@@ -82,7 +82,8 @@ def insert_chunks(
 ) -> None:
     conn.executemany(
         "INSERT INTO chunks (id, project_id, source_type, owner_id, version, ordinal, page, "
-        "start_offset, end_offset, text, vector, model) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        "start_offset, end_offset, text, vector, model, context) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         [
             (
                 new_id("chunk"),
@@ -97,6 +98,7 @@ def insert_chunks(
                 c.draft.text,
                 c.vector,
                 model_id,
+                c.draft.context,
             )
             for c in chunks
         ],
