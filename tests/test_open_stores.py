@@ -1,6 +1,7 @@
-"""A server holds at most ``open_stores`` memory stores open while unused: many stores used in
-turn do not hold a descriptor each, an evicted store answers as before when next asked, and
-a store is never closed under a caller using it (service/stores.py)."""
+"""Descriptors a server holds stay bounded: at most ``open_stores`` memory stores stay open
+while unused (many stores used in turn do not hold a descriptor each), an evicted store
+answers as before when next asked, a store is never closed under a caller using it
+(service/stores.py), and a thread's database connection closes once the thread ended."""
 
 from __future__ import annotations
 
@@ -11,18 +12,13 @@ from pathlib import Path
 from conftest import Api, make_api
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.service.stores import StoreRegistry
+from naturali.storage.sqlite.connection import Database
 
 
 def _open_states(data_dir: Path) -> int:
     """Descriptors this process holds on stores' databases (each open store: three)."""
-    held = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue  # closed meanwhile
-        held += target.startswith(str(data_dir / "stores")) and "state.sqlite" in target
-    return held
+    stores = str(data_dir / "stores")
+    return sum(f.startswith(stores) and "state.sqlite" in f for f in _open_files())
 
 
 def _memory(api: Api, project_id: str, store_id: str, text: str) -> None:
@@ -49,7 +45,7 @@ def test_many_stores_used_in_turn_hold_a_bounded_set_open(
                 grep = api.post(url, json={"query": "kestrel"}).json()
                 assert grep["total"] == 1
         assert api.naturali.stores.open_count() <= 2
-        assert _open_states(tmp_path / "data") <= 2 * 3  # eight stores would hold 24
+        assert _open_states(tmp_path / "data") == 0  # unused: no store holds a connection
         _memory(api, project_id, stores[0], "a second kestrel, written after a reopen")
         url = f"/v1/projects/{project_id}/memory_stores/{stores[0]}/knowledge/grep"
         assert api.post(url, json={"query": "kestrel"}).json()["total"] == 2
@@ -78,3 +74,31 @@ def test_a_store_in_use_is_not_closed_under_its_caller(
             assert held.view().scan is not None  # still open: its state answers
             held.state.guards_version()
         assert registry.open_count() == 1  # once unused, one of the two was closed
+
+
+def test_a_threads_connection_closes_after_the_thread_ends(tmp_path: Path) -> None:
+    """Each thread reads through its own connection; one left by a thread that ended (a
+    snapshot's save runs on a thread of its own) is closed, not held until shutdown."""
+    database = Database(tmp_path / "catalog.sqlite")
+
+    def read() -> None:
+        database.conn().execute("SELECT 1")
+
+    for _ in range(20):
+        worker = threading.Thread(target=read)
+        worker.start()
+        worker.join()
+    read()
+    held = [f for f in _open_files() if f.endswith("catalog.sqlite")]
+    assert len(held) <= 2  # this thread's, and at most the last worker's
+    database.close()
+
+
+def _open_files() -> list[str]:
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue  # the listing's own, closed by now
+    return out

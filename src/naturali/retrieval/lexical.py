@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from naturali.retrieval.strings import Strings
 from naturali.text.tokens import terms
 
 # Chosen on the four development collections and LoCoMo-dev together (docs/quality.md): a
@@ -68,9 +69,10 @@ class LexicalScores(NamedTuple):
 
 @dataclass(frozen=True)
 class LexicalArrays:
-    """The whole index as flat arrays (compressed sparse rows by term), for a snapshot."""
+    """The whole index as flat arrays (compressed sparse rows by term), for a snapshot; the
+    vocabulary sorted, so a term is found by binary search without a dict of every term."""
 
-    vocabulary: list[str]
+    vocabulary: Strings
     offsets: npt.NDArray[np.int64]  # term i's postings are [offsets[i], offsets[i + 1])
     rows: npt.NDArray[np.int32]
     tfs: npt.NDArray[np.uint16]
@@ -80,12 +82,13 @@ class LexicalArrays:
 class LexicalIndex:
     def __init__(self) -> None:
         self._postings: dict[str, _Postings] = {}
-        # A snapshot's postings and lengths (``_base``) stay in its flat arrays until a term is
-        # first looked up (``_postings_of``): a restart at 108k chunks would otherwise make
-        # 26.6k objects.
-        self._base_terms: dict[str, int] = {}  # term → its place in the snapshot's vocabulary
+        # A snapshot's (or a ``built`` index's) vocabulary, postings and lengths (``_base``)
+        # stay in their flat arrays until a term is first looked up (``_postings_of``): a
+        # restart at 108k chunks would otherwise make 26.6k objects, and ten thousand small
+        # projects a dict of a few thousand terms each.
+        self._base_terms: dict[str, int] = {}  # looked-up term → its place in the base's
         self._base = LexicalArrays(
-            [],
+            Strings.of([]),
             np.zeros(1, np.int64),
             np.zeros(0, np.int32),
             np.zeros(0, np.uint16),
@@ -94,17 +97,16 @@ class LexicalIndex:
         self._lengths: list[int] = []
         self._length_array: npt.NDArray[np.float32] | None = None
         self._entries = 0  # appended postings entries, for the memory estimate
-        self._new_terms = 0  # terms not in the snapshot, likewise
 
     def memory_bytes(self) -> int:
         """What the process holds, estimated: ~36 bytes per appended postings entry (two list
         slots and a row int; term frequencies are cached small ints) and 12 more for their
-        arrays, ~250 per term (its key and lists), 4 per row for the lengths and 36 more per
-        appended row; within a few percent of tracemalloc over 3,000 SciFact abstracts. A
-        snapshot's postings are read where they lie (``mapped_bytes``); those ``built`` are
-        held."""
+        arrays, ~250 per term held as an object (looked up or added: its key and lists), 4
+        per row for the lengths and 36 more per appended row; within a few percent of
+        tracemalloc over 3,000 SciFact abstracts. A snapshot's vocabulary and postings are read
+        where they lie (``mapped_bytes``); those ``built`` or read are held."""
         appended = len(self._lengths)
-        terms = len(self._base_terms) + self._new_terms
+        terms = len(self._postings)
         held = 0 if self._base_mapped() else self._base_bytes()
         return self._entries * 48 + terms * 250 + appended * 40 + held
 
@@ -113,8 +115,9 @@ class LexicalIndex:
         return self._base_bytes() if self._base_mapped() else 0
 
     def _base_bytes(self) -> int:
-        base = self._base
-        return base.offsets.nbytes + base.rows.nbytes + base.tfs.nbytes + base.lengths.nbytes
+        base, words = self._base, self._base.vocabulary
+        arrays = (base.offsets, base.rows, base.tfs, base.lengths, words.data, words.offsets)
+        return sum(a.nbytes for a in arrays)
 
     def _base_mapped(self) -> bool:
         return isinstance(self._base.rows, np.memmap)
@@ -131,7 +134,6 @@ class LexicalIndex:
             postings = self._postings_of(term)
             if postings is None:
                 postings = self._postings[term] = _Postings()
-                self._new_terms += 1
             postings.add(row, tf)
 
     def lengths(self) -> npt.NDArray[np.float32]:
@@ -182,15 +184,20 @@ class LexicalIndex:
         """The term's postings, made from the snapshot's arrays the first time it is asked for
         (a race makes two equal ones, and the last stays)."""
         postings = self._postings.get(term)
-        if postings is None and (i := self._base_terms.get(term)) is not None:
+        if postings is None and (i := self._base.vocabulary.find(term)) is not None:
+            self._base_terms[term] = i
             postings = self._postings[term] = _Postings(self._saved(i))
         return postings
 
     def to_arrays(self) -> LexicalArrays:
+        """The index as a snapshot holds it: the base's terms and the terms added since, in one
+        sorted vocabulary."""
+        base = self._base.vocabulary
         # The keys copied at once: searches (under the same read gate as a save) may add a
         # snapshot's term to them meanwhile.
-        new = [t for t in list(self._postings) if t not in self._base_terms]
-        vocabulary = self._base.vocabulary + new
+        held = list(self._postings)
+        new = [t for t in held if t not in self._base_terms and base.find(t) is None]
+        vocabulary = sorted([base[i] for i in range(len(base))] + new)
         frozen = [self._posting_arrays(t) for t in vocabulary]
         sizes = np.array([r.size for r, _ in frozen], np.int64)
         offsets = np.zeros(len(vocabulary) + 1, np.int64)
@@ -198,7 +205,7 @@ class LexicalIndex:
         rows = [r for r, _ in frozen] or [np.zeros(0, np.int64)]
         tfs = [t for _, t in frozen] or [np.zeros(0, np.float32)]
         return LexicalArrays(
-            vocabulary,
+            Strings.of(vocabulary),
             offsets,
             np.concatenate(rows).astype(np.int32),
             np.concatenate(tfs).astype(np.uint16),
@@ -209,7 +216,9 @@ class LexicalIndex:
         """A term's rows and frequencies for a snapshot, in whichever types they are held."""
         postings = self._postings.get(term)
         if postings is None:
-            return self._saved(self._base_terms[term])  # not looked up since the snapshot
+            i = self._base.vocabulary.find(term)
+            assert i is not None, "a term of the vocabulary is the base's or held"
+            return self._saved(i)  # not looked up since the snapshot
         pieces = postings.pieces()
         if len(pieces) == 1:
             return pieces[0]
@@ -238,13 +247,16 @@ class LexicalIndex:
                 term_ids.append(vocabulary.setdefault(term, len(vocabulary)))
                 rows.append(row)
                 tfs.append(tf)
-        ids = np.array(term_ids, np.int64)
+        words = sorted(vocabulary)
+        place = np.zeros(len(words), np.int64)  # a term's first id → its sorted place
+        place[[vocabulary[w] for w in words]] = np.arange(len(words))
+        ids = place[np.array(term_ids, np.int64)]
         order = np.argsort(ids, kind="stable")  # by term, each term's rows ascending
-        offsets = np.zeros(len(vocabulary) + 1, np.int64)
-        np.cumsum(np.bincount(ids, minlength=len(vocabulary)), out=offsets[1:])
+        offsets = np.zeros(len(words) + 1, np.int64)
+        np.cumsum(np.bincount(ids, minlength=len(words)), out=offsets[1:])
         return cls.from_arrays(
             LexicalArrays(
-                list(vocabulary),
+                Strings.of(words),
                 offsets,
                 np.array(rows, np.int32)[order],
                 np.minimum(np.array(tfs, np.int64), np.iinfo(np.uint16).max).astype(np.uint16)[
@@ -258,5 +270,4 @@ class LexicalIndex:
     def from_arrays(cls, arrays: LexicalArrays) -> LexicalIndex:
         index = cls()
         index._base = arrays
-        index._base_terms = {term: i for i, term in enumerate(arrays.vocabulary)}
         return index

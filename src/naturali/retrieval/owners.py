@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from naturali.model import SourceType
+from naturali.retrieval.strings import Strings
 
 SOURCE_CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}
 _SOURCES = {code: source for source, code in SOURCE_CODE.items()}
@@ -37,27 +37,6 @@ class OwnerAttrs(NamedTuple):
 
 def owner_key(source_type: SourceType, owner_id: str) -> str:
     return ("d:" if source_type == SourceType.DOCUMENT else "m:") + owner_id
-
-
-@dataclass(frozen=True)
-class Strings:
-    """Texts as one UTF-8 byte array and each one's ``[offsets[i], offsets[i + 1])``."""
-
-    data: npt.NDArray[np.uint8]
-    offsets: npt.NDArray[np.int64]
-
-    @classmethod
-    def of(cls, texts: list[str]) -> Strings:
-        encoded = [t.encode() for t in texts]
-        offsets = np.zeros(len(encoded) + 1, np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        return cls(np.frombuffer(b"".join(encoded), np.uint8), offsets)
-
-    def __len__(self) -> int:
-        return len(self.offsets) - 1
-
-    def __getitem__(self, i: int) -> str:
-        return self.data[self.offsets[i] : self.offsets[i + 1]].tobytes().decode()
 
 
 # The columns a snapshot holds, by the name of their files.

@@ -33,13 +33,14 @@ import numpy as np
 
 from naturali.retrieval.index import ProjectIndex
 from naturali.retrieval.lexical import LexicalArrays, LexicalIndex
-from naturali.retrieval.owners import COLUMNS, Owners, Strings
+from naturali.retrieval.owners import COLUMNS, Owners
+from naturali.retrieval.strings import Strings
 from naturali.retrieval.vectors import VectorLeg, Vectors
 
 # 3: the int8 codes are of each row less the rows' mean (retrieval/vectors.py); 4: one mapped
 # .npy file an array; 5: the owners as columns of text (retrieval/owners.py), not JSON; 6:
 # postings of each chunk in its context (text/context.py), owners without titles; 7: the
-# arrays in one file.
+# arrays in one file, the vocabulary sorted and among them.
 FORMAT = 7
 _META = "meta.json"
 _ARRAYS = "arrays.bin"
@@ -81,7 +82,6 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
         "norm": index.vectors.norm,
         "centre": index.vectors.centre.tolist(),
         "owners_known": known,
-        "vocabulary": lexical.vocabulary,
         "stored_vectors": index.stored_vectors is not None,  # none held: the store has them
     }
     directory.mkdir(parents=True, exist_ok=True)
@@ -99,6 +99,8 @@ def save(index: ProjectIndex, directory: Path, newest: Newest | None) -> None:
             "rows": lexical.rows,
             "tfs": lexical.tfs,
             "lengths": lexical.lengths,
+            "vocabulary_data": lexical.vocabulary.data,
+            "vocabulary_offsets": lexical.vocabulary.offsets,
         }
         for name, column in owners.items():
             arrays[f"owner_{name}_data"], arrays[f"owner_{name}_offsets"] = (
@@ -256,7 +258,8 @@ def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
         and arrays["exact"].shape == (vector_rows, dimension)
         and arrays["codes"].shape == (vector_rows, dimension)
         and len(meta["centre"]) == dimension
-        and len(offsets) == len(meta["vocabulary"]) + 1
+        and len(offsets) == len(arrays["vocabulary_offsets"])
+        and int(arrays["vocabulary_offsets"][-1]) == len(arrays["vocabulary_data"])
         and int(offsets[-1]) == len(arrays["rows"]) == len(arrays["tfs"])
         and all(
             int(arrays[f"owner_{c}_offsets"][-1]) == len(arrays[f"owner_{c}_data"])
@@ -291,7 +294,7 @@ def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
         owners=Owners(columns, int(meta["owners_known"])),
         lexical=LexicalIndex.from_arrays(
             LexicalArrays(
-                list(meta["vocabulary"]),
+                Strings(arrays["vocabulary_data"], arrays["vocabulary_offsets"]),
                 arrays["offsets"],
                 arrays["rows"],
                 arrays["tfs"],

@@ -1,4 +1,4 @@
-"""SQLite connections: one per thread, WAL, and one process-wide writer at a time."""
+"""SQLite connections: one per live thread, WAL, and one process-wide writer at a time."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ class Database:
         self.path = path
         self._local = threading.local()
         self._write_lock = threading.RLock()
-        self._all: list[sqlite3.Connection] = []
+        self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._all_lock = threading.Lock()
 
     def conn(self) -> sqlite3.Connection:
@@ -30,8 +30,21 @@ class Database:
             conn.execute("PRAGMA busy_timeout=30000")
             self._local.conn = conn
             with self._all_lock:
-                self._all.append(conn)
+                self._close_orphans()
+                self._all.append((threading.current_thread(), conn))
         return conn
+
+    def _close_orphans(self) -> None:
+        """Close the connections of threads that have ended: a thread's local connection does
+        not close with it, and each short-lived thread (a snapshot's save) would leave its
+        descriptors open until the database closed."""
+        live = []
+        for thread, conn in self._all:
+            if thread.is_alive():
+                live.append((thread, conn))
+            else:
+                conn.close()
+        self._all = live
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -49,7 +62,7 @@ class Database:
 
     def close(self) -> None:
         with self._all_lock:
-            for conn in self._all:
+            for _, conn in self._all:
                 conn.close()
             self._all.clear()
         self._local = threading.local()
