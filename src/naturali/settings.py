@@ -59,8 +59,8 @@ class Settings:
     git_binary: str = "git"
     # A vault with more record files than this is refused, never searched in part.
     vault_max_files: int = 200_000
-    # Memory stores kept while unused (each one's scan and, while the kernel gives one, an
-    # inotify instance); the least recently used beyond this are closed, reopened when asked.
+    # Memory stores kept while unused (each one's scan, its inotify watches and one database
+    # connection); the least recently used beyond this are closed, reopened when asked.
     open_stores: int = 256
     # Seconds a search may spend indexing vault files edited by other means (the rest waits
     # for the next search); writes through naturali index on the writer's time.

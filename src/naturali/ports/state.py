@@ -188,6 +188,10 @@ class StateStore(Protocol):
         journal), by record id."""
         ...
 
+    def idle(self) -> None:
+        """No caller uses the state now: close the connections but the calling thread's."""
+        ...
+
     def close(self) -> None:
         """Close the state's connections."""
         ...

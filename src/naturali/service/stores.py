@@ -2,7 +2,7 @@
 and the eligible-record view cached per (scan, guards). A server keeps the most recently used
 ``open_stores`` of them while unused (their scans, and an inotify instance each while the
 kernel gives one), so ten thousand stores searched in turn do not hold ten thousand; an unused
-store's database connections are closed, so descriptors follow the stores in use."""
+store keeps one database connection, not one a thread that used it."""
 
 from __future__ import annotations
 
@@ -231,9 +231,9 @@ class StoreRegistry:
             with self._lock:
                 opened.users -= 1
                 if not opened.users:
-                    # Its connections, one a thread that used it, closed (the next caller
-                    # reconnects, ~0.2 ms): an idle store holds no database descriptor.
-                    opened.state.close()
+                    # One connection a thread that used it, closed but this thread's: an
+                    # idle store holds one (the next other caller connects, ~0.2 ms).
+                    opened.state.idle()
                 unused = [o for o in self._contexts.values() if not o.users]
                 closing = unused[: max(0, len(self._contexts) - self._max_open)]
                 for store in closing:

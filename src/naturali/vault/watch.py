@@ -2,8 +2,11 @@
 
 Stat-ing 10,000 files costs ~45 ms in Python; reading an empty inotify queue costs one
 syscall. This is not a background worker: events queue in the kernel and are drained by the
-next query. Where inotify is unavailable (not Linux, watch limit reached) ``changes`` returns
-None and the caller falls back to a full stat scan; a queue overflow does the same once.
+next query. Every vault of the process is watched through one inotify instance (``_Shared``):
+a user may hold 128 instances, and closing one costs the kernel ~15 ms (it waits out a grace
+period), which a server closing the stores it keeps open would pay at each. Where inotify is
+unavailable (not Linux, watch limit reached) ``changes`` returns None and the caller falls
+back to a full stat scan; a queue overflow does the same once, for every vault.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import errno
 import functools
 import os
 import struct
+import threading
 from pathlib import Path
 
 IN_MODIFY = 0x002
@@ -57,81 +61,121 @@ def _libc() -> ctypes.CDLL | None:
     return libc
 
 
+# Paths a vault's watch holds for its next query; more (a store written to a great deal and
+# not searched meanwhile) and it falls back to a full stat scan instead of holding them all.
+MAX_PENDING = 10_000
+
+
+class _Shared:
+    """The process's one inotify instance, and which vault's watch owns each watch
+    descriptor. ``drain`` hands each event to its watch (under the lock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._fd = -1
+        self._owners: dict[int, tuple[VaultWatch, str]] = {}  # wd → its watch, relative dir
+
+    def add(self, libc: ctypes.CDLL, watch: VaultWatch, directory: str, relative: str) -> int:
+        """A watch on ``directory`` for ``watch`` (the caller holds the lock); -1 when the
+        kernel refuses it."""
+        if self._fd < 0:
+            self._fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+            if self._fd < 0:
+                return -1
+        wd = int(libc.inotify_add_watch(self._fd, os.fsencode(directory), _MASK))
+        if wd >= 0:
+            self._owners[wd] = (watch, relative)
+        return wd
+
+    def remove(self, libc: ctypes.CDLL, wds: list[int]) -> None:
+        for wd in wds:
+            if self._owners.pop(wd, None) is not None:
+                libc.inotify_rm_watch(self._fd, wd)
+
+    def drain(self) -> None:
+        """Read every queued event and hand it to its watch (the caller holds the lock)."""
+        while self._fd >= 0:
+            try:
+                data = os.read(self._fd, 65536)
+            except OSError as exc:
+                if exc.errno != errno.EAGAIN:
+                    self._break_all()
+                return
+            offset = 0
+            while offset < len(data):
+                wd, mask, _, size = _HEADER.unpack_from(data, offset)
+                raw = data[offset + _HEADER.size : offset + _HEADER.size + size]
+                offset += _HEADER.size + size
+                if mask & IN_Q_OVERFLOW:
+                    self._break_all()
+                    continue
+                owner = self._owners.get(wd)
+                if owner is not None and not mask & IN_IGNORED:
+                    name = raw.rstrip(b"\0").decode("utf-8", "surrogateescape")
+                    owner[0].seen(mask, owner[1], name)
+
+    def _break_all(self) -> None:
+        for watch, _ in list(self._owners.values()):
+            watch.broken = True
+
+
+_SHARED = _Shared()
+
+
 class VaultWatch:
     """``changes()``: relative paths touched since the last call, or None when unknown."""
 
     def __init__(self, vault: Path) -> None:
         self.vault = vault
         self._libc = _libc()
-        self._fd = -1
-        self._dirs: dict[int, str] = {}  # watch descriptor → relative dir ("" or "a/b/")
-        self._broken = True
+        self._wds: list[int] = []
+        self._touched: set[str] = set()
+        self.broken = True
 
     def start(self) -> None:
         """(Re)arm the watches; call before the full scan that the next changes build on."""
         self.close()
         if self._libc is None:
             return
-        fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-        if fd < 0:
-            return
-        self._fd = fd
-        self._broken = False
-        for root, dirs, _ in os.walk(self.vault):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            relative = os.path.relpath(root, self.vault)
-            self._add(root, "" if relative == "." else relative + "/")
-
-    def _add(self, directory: str, relative: str) -> None:
-        assert self._libc is not None
-        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(directory), _MASK)
-        if wd < 0:
-            self._broken = True
-        else:
-            self._dirs[wd] = relative
+        with _SHARED.lock:
+            _SHARED.drain()  # events of the old watches, left behind
+            self.broken = False
+            for root, dirs, _ in os.walk(self.vault):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                relative = os.path.relpath(root, self.vault)
+                wd = _SHARED.add(self._libc, self, root, "" if relative == "." else relative + "/")
+                if wd < 0:
+                    self.broken = True
+                    break
+                self._wds.append(wd)
 
     def changes(self) -> set[str] | None:
-        if self._broken or self._fd < 0:
+        if self._libc is None:
             return None
-        touched: set[str] = set()
-        while True:
-            try:
-                data = os.read(self._fd, 65536)
-            except BlockingIOError:
-                return touched
-            except OSError as exc:
-                if exc.errno == errno.EAGAIN:
-                    return touched
-                self._broken = True
+        with _SHARED.lock:
+            _SHARED.drain()
+            if self.broken or not self._wds:
                 return None
-            if not self._parse(data, touched):
-                self._broken = True
-                return None
+            touched, self._touched = self._touched, set()
+            return touched
 
-    def _parse(self, data: bytes, touched: set[str]) -> bool:
-        offset = 0
-        while offset < len(data):
-            wd, mask, _, size = _HEADER.unpack_from(data, offset)
-            raw = data[offset + _HEADER.size : offset + _HEADER.size + size]
-            offset += _HEADER.size + size
-            if mask & IN_Q_OVERFLOW or mask & (IN_DELETE_SELF | IN_MOVE_SELF):
-                return False
-            if mask & IN_IGNORED or wd not in self._dirs:
-                continue
-            name = raw.rstrip(b"\0").decode("utf-8", "surrogateescape")
-            relative = self._dirs[wd] + name
-            if mask & IN_ISDIR:
-                if mask & (IN_CREATE | IN_MOVED_TO) and not name.startswith("."):
-                    return False  # a new folder: let a full scan pick up what is inside
-                if mask & (IN_DELETE | IN_MOVED_FROM):
-                    return False
-                continue
-            touched.add(relative)
-        return True
+    def seen(self, mask: int, directory: str, name: str) -> None:
+        """An event in one of this vault's folders (``_Shared.drain``, under its lock)."""
+        if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+            self.broken = True
+        elif mask & IN_ISDIR:
+            created = mask & (IN_CREATE | IN_MOVED_TO) and not name.startswith(".")
+            if created or mask & (IN_DELETE | IN_MOVED_FROM):
+                self.broken = True  # a folder came or went: a full scan sees inside
+        elif len(self._touched) < MAX_PENDING:
+            self._touched.add(directory + name)
+        else:
+            self.broken = True
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-        self._fd = -1
-        self._dirs.clear()
-        self._broken = True
+        if self._libc is not None and self._wds:
+            with _SHARED.lock:
+                _SHARED.remove(self._libc, self._wds)
+        self._wds = []
+        self._touched = set()
+        self.broken = True

@@ -64,6 +64,9 @@ class PostgresStoreState:
     def _key(self) -> tuple[str, str]:
         return (self._project, self._store)
 
+    def idle(self) -> None:
+        self._local.idle()
+
     def close(self) -> None:
         self._local.close()
 

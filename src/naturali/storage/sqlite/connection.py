@@ -60,6 +60,20 @@ class Database:
                 raise
             conn.execute("COMMIT")
 
+    def close_others(self) -> None:
+        """Close every connection but the calling thread's, while no other thread uses the
+        database: an idle database keeps one (closing the last one checkpoints the WAL,
+        ~2.5 ms) instead of one a thread that ever used it."""
+        mine: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        with self._all_lock:
+            for _, conn in self._all:
+                if conn is not mine:
+                    conn.close()
+            self._all = [(t, c) for t, c in self._all if c is mine]
+        self._local = threading.local()
+        if mine is not None:
+            self._local.conn = mine
+
     def close(self) -> None:
         with self._all_lock:
             for _, conn in self._all:

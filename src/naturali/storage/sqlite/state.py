@@ -88,6 +88,9 @@ class SqliteState:
                 if statement.strip():
                     conn.execute(statement)
 
+    def idle(self) -> None:
+        self.db.close_others()
+
     def close(self) -> None:
         self.db.close()
 
