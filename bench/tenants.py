@@ -70,7 +70,6 @@ from naturali.model import Document  # noqa: E402
 from naturali.ports.storage import EmbeddedChunk  # noqa: E402
 from naturali.vault.git import VaultGit  # noqa: E402
 
-PORT = 8790
 _METRICS = {"Authorization": "Bearer " + secrets.token_hex(16)}
 
 
@@ -95,6 +94,7 @@ class Figures:
     restart_rss_mib: float = 0.0
     restart_fds: int = 0
     loaded: list[int] = field(default_factory=list)  # indexes in memory, per server
+    loaded_at_random: list[int] = field(default_factory=list)  # after the random workloads
 
 
 def source_chunks(scifact_dir: Path) -> list[tuple[Document, list[EmbeddedChunk]]]:
@@ -185,7 +185,7 @@ def measure(data_dir: Path, token: str, ids: list[str], figures: Figures, args: 
     """A first start on the store as built (no index saved yet): cold, warm and the workloads;
     then a restart, with every searched project's index saved, and the uniform workload again."""
     texts = list(queries(DATA / "scifact").values())
-    bases = [f"http://127.0.0.1:{PORT + k}" for k in range(args.servers)]
+    bases = [f"http://127.0.0.1:{args.port + k}" for k in range(args.servers)]
     headers = {"Authorization": f"Bearer {token}"}
     servers, figures.ready_s = _start(data_dir, token, bases, args)
     try:
@@ -199,12 +199,13 @@ def measure(data_dir: Path, token: str, ids: list[str], figures: Figures, args: 
         figures.warm_p50_ms, figures.warm_p99_ms = median(warm), percentile(warm, 99)
         for shape in ("uniform", "zipf"):
             figures.workload[shape] = _workload(bases, headers, ids, texts, shape, True, args)
+        figures.loaded = [int(_metric(b, "naturali_indexes_loaded")) for b in bases]
         if len(bases) > 1:
             for shape in ("uniform", "zipf"):
                 figures.workload[f"{shape}, to a random server"] = _workload(
                     bases, headers, ids, texts, shape, False, args
                 )
-        figures.loaded = [int(_metric(b, "naturali_indexes_loaded")) for b in bases]
+            figures.loaded_at_random = [int(_metric(b, "naturali_indexes_loaded")) for b in bases]
         figures.rss_mib = sum(_rss_mib(s.pid) for s in servers)
         figures.fds = sum(_fds(s.pid) for s in servers)
     finally:
@@ -224,12 +225,12 @@ def _start(
 ) -> tuple[list[subprocess.Popen[bytes]], float]:
     """The servers, and how long the first took from its start to ready."""
     started = time.perf_counter()
-    servers = [start_server(None, data_dir, PORT, token, _env(data_dir, 0, args))]
+    servers = [start_server(None, data_dir, args.port, token, _env(data_dir, 0, args))]
     while httpx.get(bases[0] + "/readyz").status_code != 200:
         time.sleep(0.05)
     ready = time.perf_counter() - started
     servers += [
-        start_server(None, data_dir, PORT + k, token, _env(data_dir, k, args))
+        start_server(None, data_dir, args.port + k, token, _env(data_dir, k, args))
         for k in range(1, len(bases))
     ]
     return servers, ready
@@ -343,6 +344,9 @@ def report(rows: list[Figures]) -> None:
             cells = "".join(f"{v:>12.1f}" for v in values)
             print(f"{f'{shape}, {what}':42}{cells}")
     print(f"{'indexes loaded, per server':42}" + "".join(f"{str(r.loaded):>12}" for r in rows))
+    if rows[-1].loaded_at_random:
+        cells = "".join(f"{str(r.loaded_at_random):>12}" for r in rows)
+        print(f"{'  and after the random workloads too':42}{cells}")
     last = rows[-1]
     print(
         f"tenants: projects={last.projects} cold_p50_ms={last.cold_p50_ms:.1f} "
@@ -364,6 +368,7 @@ def main() -> None:
     parser.add_argument("--scifact-dir", type=Path, default=Path("/tmp/quality"))
     parser.add_argument("--database-url", default=None, help="a PostgreSQL: store there")
     parser.add_argument("--servers", type=int, default=1, help="servers sharing it")
+    parser.add_argument("--port", type=int, default=8790, help="the first server's")
     args = parser.parse_args()
     docs = source_chunks(args.scifact_dir)
     rows = []
