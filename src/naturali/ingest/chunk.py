@@ -135,7 +135,9 @@ class _Sections:
         return SEPARATOR.join(title for _, title in self._open)
 
     def turn_page(self) -> None:
-        self.above(len(self._page) and self._page[-1][0] + 1)
+        """Open this page's headings still unread: the next page's first passage sits under
+        them."""
+        self.above(self._page[-1][0] + 1 if self._page else 0)
         self._page, self._next = [], 0
 
     def _heading(self, block: str, layout: Layout) -> tuple[int, str]:

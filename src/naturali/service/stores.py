@@ -1,8 +1,8 @@
 """Per memory store resources: the vault scanner, the store's ``state.sqlite``, the ontology,
 and the eligible-record view cached per (scan, guards). A server keeps the most recently used
-``open_stores`` of them while unused (their scans, and an inotify instance each while the
-kernel gives one), so ten thousand stores searched in turn do not hold ten thousand; an unused
-store keeps one database connection, not one a thread that used it."""
+``open_stores`` of them while unused (their scans and inotify watches), so ten thousand stores
+searched in turn do not hold ten thousand open; an unused store keeps one database connection,
+not one a thread that used it."""
 
 from __future__ import annotations
 
