@@ -219,6 +219,27 @@ def test_a_restored_lexical_index_saves_every_term_searched_added_to_or_not() ->
         ), term
 
 
+def test_an_index_built_at_once_answers_as_one_appended_row_by_row() -> None:
+    """A project read whole from the store is indexed at once, as flat arrays; searched,
+    appended to and saved, it answers as the index appended row by row."""
+    texts = ["alpha beta gamma", "beta beta delta", "gamma epsilon", "alpha alpha zeta"]
+    appended = LexicalIndex()
+    for row, text in enumerate(texts + ["delta omega"]):
+        appended.add(row, text)
+    built = LexicalIndex.built(texts)
+    assert LexicalIndex.from_arrays(built.to_arrays()).lengths().tolist() == [3, 3, 2, 3]
+    built.score(Counter(["beta"]), np.ones(4, bool), 4)
+    built.add(4, "delta omega")
+    saved = LexicalIndex.from_arrays(built.to_arrays())
+    mask = np.ones(5, bool)
+    for term in ("alpha", "beta", "delta", "omega", "zeta", "missing"):
+        for index in (built, saved):
+            assert np.allclose(
+                appended.score(Counter([term]), mask, 5).scores,
+                index.score(Counter([term]), mask, 5).scores,
+            ), term
+
+
 def test_a_waiting_sync_holds_new_readers_back() -> None:
     gate = Gate()
     events: list[str] = []

@@ -191,35 +191,46 @@ class LexicalIndex:
 
     def to_arrays(self) -> LexicalArrays:
         """The index as a snapshot holds it: the base's terms and the terms added since, in one
-        sorted vocabulary."""
+        sorted vocabulary (the base's, as it is, when none were added)."""
+        if not self._lengths:
+            return self._base  # nothing appended since it was built or loaded
         base = self._base.vocabulary
-        # The keys copied at once: searches (under the same read gate as a save) may add a
-        # snapshot's term to them meanwhile.
-        held = list(self._postings)
-        new = [t for t in held if t not in self._base_terms and base.find(t) is None]
-        vocabulary = sorted([base[i] for i in range(len(base))] + new)
-        frozen = [self._posting_arrays(t) for t in vocabulary]
+        # Copied at once: searches (under the same read gate as a save) may look up a base
+        # term meanwhile. Every held term of the base was recorded in _base_terms when looked
+        # up (``_postings_of``), so the others are new.
+        looked = {i: t for t, i in list(self._base_terms.items())}
+        new = sorted(t for t in list(self._postings) if t not in self._base_terms)
+        words = [base[i] for i in range(len(base))] if new else []
+        vocabulary: list[str] = []
+        frozen: list[tuple[npt.NDArray[np.integer], npt.NDArray[np.number]]] = []
+        i = j = 0
+        while i < len(base) or j < len(new):
+            if j < len(new) and (i == len(base) or new[j] < words[i]):
+                vocabulary.append(new[j])
+                frozen.append(self._held_arrays(new[j]))
+                j += 1
+                continue
+            term = looked.get(i)
+            frozen.append(self._held_arrays(term) if term is not None else self._saved(i))
+            if new:
+                vocabulary.append(words[i])
+            i += 1
         sizes = np.array([r.size for r, _ in frozen], np.int64)
-        offsets = np.zeros(len(vocabulary) + 1, np.int64)
+        offsets = np.zeros(len(frozen) + 1, np.int64)
         np.cumsum(sizes, out=offsets[1:])
         rows = [r for r, _ in frozen] or [np.zeros(0, np.int64)]
         tfs = [t for _, t in frozen] or [np.zeros(0, np.float32)]
         return LexicalArrays(
-            Strings.of(vocabulary),
+            Strings.of(vocabulary) if new else base,
             offsets,
             np.concatenate(rows).astype(np.int32),
             np.concatenate(tfs).astype(np.uint16),
             self.lengths().copy(),
         )
 
-    def _posting_arrays(self, term: str) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.number]]:
-        """A term's rows and frequencies for a snapshot, in whichever types they are held."""
-        postings = self._postings.get(term)
-        if postings is None:
-            i = self._base.vocabulary.find(term)
-            assert i is not None, "a term of the vocabulary is the base's or held"
-            return self._saved(i)  # not looked up since the snapshot
-        pieces = postings.pieces()
+    def _held_arrays(self, term: str) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.number]]:
+        """A held term's rows and frequencies for a snapshot, in whichever types they are."""
+        pieces = self._postings[term].pieces()
         if len(pieces) == 1:
             return pieces[0]
         (rows, tfs), (more_rows, more_tfs) = pieces
