@@ -4,7 +4,6 @@ included, and a server's index holds none of a saved snapshot's float32 rows."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import Api, validate_result
+from conftest import Api, open_files, validate_result
 from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
@@ -151,14 +150,4 @@ def test_a_small_snapshot_is_read_and_held_not_mapped(saving_api: Api) -> None:
     with registry.synced(project_id) as index:
         assert index.mapped_bytes() == 0
         assert index.vectors.nbytes == index.n * (index.dimension * 4 + index.dimension + 4)
-    assert not any(target.endswith("arrays.bin") for target in _open_files())
-
-
-def _open_files() -> list[str]:
-    out = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            out.append(os.readlink(f"/proc/self/fd/{fd}"))
-        except OSError:
-            continue  # the listing's own, closed by now
-    return out
+    assert not any(target.endswith("arrays.bin") for target in open_files())

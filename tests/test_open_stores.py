@@ -5,11 +5,10 @@ answers as before when next asked, a store is never closed under a caller using 
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
-from conftest import Api, make_api
+from conftest import Api, make_api, open_files
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.service.stores import StoreRegistry
 from naturali.storage.sqlite.connection import Database
@@ -19,7 +18,7 @@ from naturali.vault.watch import VaultWatch
 def _open_states(data_dir: Path) -> int:
     """Descriptors this process holds on stores' databases (each open store: three)."""
     stores = str(data_dir / "stores")
-    return sum(f.startswith(stores) and "state.sqlite" in f for f in _open_files())
+    return sum(f.startswith(stores) and "state.sqlite" in f for f in open_files())
 
 
 def _memory(api: Api, project_id: str, store_id: str, text: str) -> None:
@@ -90,19 +89,9 @@ def test_a_threads_connection_closes_after_the_thread_ends(tmp_path: Path) -> No
         worker.start()
         worker.join()
     read()
-    held = [f for f in _open_files() if f.endswith("catalog.sqlite")]
+    held = [f for f in open_files() if f.endswith("catalog.sqlite")]
     assert len(held) <= 2  # this thread's, and at most the last worker's
     database.close()
-
-
-def _open_files() -> list[str]:
-    out = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            out.append(os.readlink(f"/proc/self/fd/{fd}"))
-        except OSError:
-            continue  # the listing's own, closed by now
-    return out
 
 
 def test_every_vault_is_watched_through_one_inotify_instance(tmp_path: Path) -> None:
@@ -129,4 +118,4 @@ def test_every_vault_is_watched_through_one_inotify_instance(tmp_path: Path) -> 
 
 
 def _inotify_instances() -> int:
-    return sum(f == "anon_inode:inotify" for f in _open_files())
+    return sum(f == "anon_inode:inotify" for f in open_files())
