@@ -89,7 +89,7 @@ def test_a_threads_connection_closes_after_the_thread_ends(tmp_path: Path) -> No
         worker.start()
         worker.join()
     read()
-    held = [f for f in open_files() if f.endswith("catalog.sqlite")]
+    held = [f for f in open_files() if f == str(tmp_path / "catalog.sqlite")]
     assert len(held) <= 2  # this thread's, and at most the last worker's
     database.close()
 
