@@ -119,3 +119,15 @@ def test_every_vault_is_watched_through_one_inotify_instance(tmp_path: Path) -> 
 
 def _inotify_instances() -> int:
     return sum(f == "anon_inode:inotify" for f in open_files())
+
+
+def test_a_vault_watched_again_keeps_its_watch_when_the_old_one_closes(tmp_path: Path) -> None:
+    """A store reopened while its old handle still closes watches the same folder: the kernel
+    gives the same descriptor, and the old watch closing must not take it from the new."""
+    old, new = VaultWatch(tmp_path), VaultWatch(tmp_path)
+    old.start()
+    new.start()
+    old.close()
+    (tmp_path / "a.md").write_text("x")
+    assert new.changes() == {"a.md"}
+    new.close()

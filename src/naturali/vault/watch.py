@@ -87,9 +87,14 @@ class _Shared:
             self._owners[wd] = (watch, relative)
         return wd
 
-    def remove(self, libc: ctypes.CDLL, wds: list[int]) -> None:
+    def remove(self, libc: ctypes.CDLL, watch: VaultWatch, wds: list[int]) -> None:
+        """Drop ``watch``'s watches. A folder watched again (a store reopened while its old
+        handle closes) gets the same descriptor from the kernel, now owned by the new watch:
+        that one stays."""
         for wd in wds:
-            if self._owners.pop(wd, None) is not None:
+            owner = self._owners.get(wd)
+            if owner is not None and owner[0] is watch:
+                del self._owners[wd]
                 libc.inotify_rm_watch(self._fd, wd)
 
     def drain(self) -> None:
@@ -175,7 +180,7 @@ class VaultWatch:
     def close(self) -> None:
         if self._libc is not None and self._wds:
             with _SHARED.lock:
-                _SHARED.remove(self._libc, self._wds)
+                _SHARED.remove(self._libc, self, self._wds)
         self._wds = []
         self._touched = set()
         self.broken = True
