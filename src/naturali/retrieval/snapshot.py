@@ -171,6 +171,8 @@ def remap(index: ProjectIndex, directory: Path) -> None:
     caller holds it for writing, and saved it from these rows: a row never changes)."""
     folder = path_for(directory, index.project_id)
     try:
+        if (folder / _ARRAYS).stat().st_size < READ_BELOW:
+            return  # read, not mapped, when loaded: the rows held are what it would hold
         layout = json.loads((folder / _META).read_text())["arrays"]
         mapped = _read_arrays(folder, {_EXACT: layout[_EXACT]})[_EXACT]
     except (OSError, ValueError, KeyError):
