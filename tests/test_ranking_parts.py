@@ -176,6 +176,25 @@ def test_a_term_the_query_repeats_weighs_more_but_saturates() -> None:
     assert drowned[0] < 3 * drowned[1]  # 9·10/(8 + 10) = 5 times, not 10 (two terms: 2)
 
 
+def test_a_passage_is_as_long_as_the_words_it_says_not_how_it_says_them() -> None:
+    """Stopwords stay indexed (a query of nothing else finds them) but do not lengthen a
+    passage: one that wraps the same evidence in "of the… that is…" ranks level with the
+    terse one, and a longer one saying more ranks under both."""
+    index = LexicalIndex()
+    texts = [
+        "bone resorption in rats",
+        "it is the resorption of the bone in these rats",
+        "bone resorption in rats, mice, dogs, cattle and sheep",
+    ]
+    for row, text in enumerate(texts):
+        index.add(row, text)
+    assert index.lengths().tolist() == [3, 3, 7]
+    scores = index.score(query_term_counts("bone resorption"), np.ones(3, bool), 3).scores
+    assert scores[0] == pytest.approx(scores[1]) and scores[1] > scores[2]
+    found = index.score(query_term_counts("the"), np.ones(3, bool), 3).scores
+    assert found[1] > 0 and found[0] == 0
+
+
 def test_a_snapshot_of_the_lexical_index_scores_the_same() -> None:
     index = LexicalIndex()
     texts = ["alpha beta gamma", "beta beta delta", "gamma epsilon", "alpha alpha alpha zeta"]

@@ -40,8 +40,8 @@ from naturali.retrieval.vectors import VectorLeg, Vectors
 # 3: the int8 codes are of each row less the rows' mean (retrieval/vectors.py); 4: one mapped
 # .npy file an array; 5: the owners as columns of text (retrieval/owners.py), not JSON; 6:
 # postings of each chunk in its context (text/context.py), owners without titles; 7: the
-# arrays in one file; 8: the vocabulary sorted, among them.
-FORMAT = 8
+# arrays in one file; 8: the vocabulary sorted, among them; 9: a row's length without stopwords.
+FORMAT = 9
 _META = "meta.json"
 _ARRAYS = "arrays.bin"
 _ALIGN = 64  # each array starts at a multiple of this: aligned for any dtype and for SIMD

@@ -174,6 +174,14 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in words(text)]
 
 
+def indexed(text: str) -> tuple[list[str], int]:
+    """A passage's index terms (``terms``) and its length as BM25 weighs it: the words a
+    query keeps (stopwords are indexed for a query of nothing else, but counting them would
+    make a passage's length say how it is written rather than how much it says)."""
+    found = words(text)
+    return [stem(w) for w in found], sum(w not in STOPWORDS for w in found)
+
+
 def query_terms(text: str) -> list[str]:
     """Distinct query terms, stopwords dropped unless nothing else is left."""
     return list(query_term_counts(text))
