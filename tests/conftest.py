@@ -124,12 +124,17 @@ def backend(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
 
 
 def make_api(
-    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any] | None = None, **settings: Any
+    tmp_path: Path,
+    embedder: OnnxEmbedder,
+    backend: dict[str, Any] | None = None,
+    token: str | None = None,
+    **settings: Any,
 ) -> Iterator[Api]:
+    """A server on ``tmp_path``'s data dir; ``token``: the owner's, when it restarts one."""
     naturali = build_services(
         Settings(data_dir=tmp_path / "data", **(backend or {}), **settings), embedder=embedder
     )
-    token = naturali.bootstrap()
+    token = naturali.bootstrap() or token
     assert token
     with TestClient(create_app(naturali), raise_server_exceptions=False) as http:
         http.event_hooks["response"].append(validate_result)

@@ -3,7 +3,7 @@ safeguards, which are not (withdrawal and supersession guards)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,6 +109,14 @@ class StateStore(Protocol):
 
     def add_guards(self, guards: list[GuardRow]) -> None:
         """Guards for lifecycles edited outside the service (never lowers a guard)."""
+        ...
+
+    def known_fronts(self, digests: Collection[str]) -> dict[str, Any]:
+        """Parsed front matters held among ``digests`` (vault/fronts.py: rebuildable)."""
+        ...
+
+    def keep_fronts(self, fronts: Mapping[str, Any], live: Collection[str] | None) -> None:
+        """Hold ``fronts`` (digest → parsed); with ``live``, forget every other."""
         ...
 
     def projection_version(self, scope: str, table: ProjectionTable) -> tuple[int, str] | None:

@@ -258,7 +258,7 @@ class StoreRegistry:
                 code="store_identity_mismatch",
             )
         state.record_session(self._session, writes=0)
-        scanner = VaultScanner(store_dir / "vault", self._max_files)
+        scanner = VaultScanner(store_dir / "vault", self._max_files, fronts=state)
         return OpenStore(store_dir, scanner, state, self._session)
 
     def forget(self, store_id: str) -> None:

@@ -87,8 +87,10 @@ class WriteEngine:
     ) -> Receipt:
         """Put the entry's files in place and record its receipt (Git's step still ahead)."""
         vault = opened.store_dir / "vault"
-        for write in entry.writes:
-            atomic_write(vault / write.path, write.content.encode("utf-8"))
+        written = [w.content.encode("utf-8") for w in entry.writes]
+        for write, data in zip(entry.writes, written, strict=True):
+            atomic_write(vault / write.path, data)
+        opened.scanner.learn(written)
         receipt = Receipt(
             request_id=entry.request_id,
             operation=entry.operation,

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +80,8 @@ FRONTS_KEPT = 65_536
 
 
 @functools.lru_cache(maxsize=FRONTS_KEPT)
-def _parsed_front(text: str) -> Any:
+def parsed_front(text: str) -> Any:
+    """Front matter's YAML as data (a mapping when valid; ``parse`` checks), kept by text."""
     return _yaml().load(text) or {}
 
 
@@ -118,8 +120,8 @@ def normalize(text: str) -> str:
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
-def parse(text: str) -> Record:
-    text = normalize(text)
+def front_matter(text: str) -> tuple[str, str]:
+    """A normalised record file's front matter (between its ``---`` lines) and body."""
     if not text.startswith("---\n"):
         raise RecordFormatError("missing front matter: the file must start with '---'")
     end = text.find("\n---\n", 4)
@@ -128,13 +130,20 @@ def parse(text: str) -> Record:
             end = len(text) - 4
         else:
             raise RecordFormatError("front matter is not closed by a '---' line")
+    return text[4:end], text[end + 5 :]
+
+
+def parse(text: str, read_front: Callable[[str], Any] = parsed_front) -> Record:
+    """A record file's record; ``read_front`` gives its front matter's YAML as data (a caller
+    may know it already: ``vault/fronts.py``)."""
+    front_text, body = front_matter(normalize(text))
     try:
-        front = copy.deepcopy(_parsed_front(text[4:end]))
+        front = copy.deepcopy(read_front(front_text))
     except YAMLError as exc:
         raise RecordFormatError(f"front matter is not valid YAML: {exc}") from exc
     if not isinstance(front, dict):
         raise RecordFormatError("front matter must be a mapping")
-    record = Record(front=dict(front), body=text[end + 5 :])
+    record = Record(front=dict(front), body=body)
     _validate(record)
     return record
 

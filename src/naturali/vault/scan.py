@@ -8,13 +8,15 @@ import hashlib
 import itertools
 import os
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from naturali.model import utcnow
 from naturali.vault.dates import date_issues
-from naturali.vault.record import Record, RecordFormatError, normalize, parse
+from naturali.vault.fronts import FrontMemory, Recall
+from naturali.vault.record import Record, RecordFormatError, normalize, parse, parsed_front
 from naturali.vault.watch import VaultWatch
 
 Stat = tuple[int, int, int]
@@ -88,9 +90,12 @@ class ScanLimitExceeded(Exception):
 class VaultScanner:
     """One per vault directory; thread-safe; keeps the last scan for reuse."""
 
-    def __init__(self, vault: Path, max_files: int = 200_000) -> None:
+    def __init__(
+        self, vault: Path, max_files: int = 200_000, fronts: FrontMemory | None = None
+    ) -> None:
         self.vault = vault
         self.max_files = max_files
+        self._fronts = fronts
         self._lock = threading.Lock()
         self._files: dict[str, tuple[Stat, ScannedRecord | Issue]] = {}
         self._last: Scan | None = None
@@ -111,13 +116,20 @@ class VaultScanner:
                 raise ScanLimitExceeded(self.max_files)
             if self._last is not None and stats == self._last.stats:
                 return self._last
+            whole = not self._files  # every file is read: what the memory holds else is stale
             for gone in self._files.keys() - stats.keys():
                 self._drop(gone)
-            for relative, stat in stats.items():
-                cached = self._files.get(relative)
-                if cached is None or cached[0] != stat:
-                    self._drop(relative)
-                    self._add(relative, stat, _read(self.vault, relative))
+            changed = {
+                relative: _bytes(self.vault, relative)
+                for relative, stat in stats.items()
+                if (cached := self._files.get(relative)) is None or cached[0] != stat
+            }
+            recall = Recall(self._fronts, [d for d in changed.values() if isinstance(d, bytes)])
+            for relative, data in changed.items():
+                self._drop(relative)
+                item = data if isinstance(data, Issue) else parsed(relative, data, recall.front)
+                self._add(relative, stats[relative], item)
+            recall.keep(whole)
             duplicates = frozenset(i for i, paths in self._paths_by_id.items() if len(paths) > 1)
             self._last = Scan(
                 dict(self._unique),
@@ -128,6 +140,13 @@ class VaultScanner:
                 tuple(self._retired.values()),
             )
             return self._last
+
+    def learn(self, written: Iterable[bytes]) -> None:
+        """Files the service just wrote: their front matter known before the next scan reads
+        them, and by the next server (``vault/fronts.py``)."""
+        recall = Recall(self._fronts, written)
+        recall.read_all()
+        recall.keep(whole=False)
 
     def _add(self, relative: str, stat: Stat, item: ScannedRecord | Issue) -> None:
         self._files[relative] = (stat, item)
@@ -231,19 +250,20 @@ def _stats(vault: Path, max_files: int) -> dict[str, Stat]:
     return out
 
 
-def _read(vault: Path, relative: str) -> ScannedRecord | Issue:
+def _bytes(vault: Path, relative: str) -> bytes | Issue:
     try:
-        data = (vault / relative).read_bytes()
+        return (vault / relative).read_bytes()
     except OSError as exc:
         return Issue(relative, f"unreadable: {exc.strerror}")
-    return parsed(relative, data)
 
 
-def parsed(relative: str, data: bytes) -> ScannedRecord | Issue:
+def parsed(
+    relative: str, data: bytes, read_front: Callable[[str], Any] = parsed_front
+) -> ScannedRecord | Issue:
     """One record file's content as a scan reads it (a file, or a revision from history)."""
     try:
         text = normalize(data.decode("utf-8"))
-        record = parse(text)
+        record = parse(text, read_front)
     except UnicodeDecodeError:
         return Issue(relative, "the file is not valid UTF-8")
     except RecordFormatError as exc:

@@ -7,7 +7,7 @@ a PostgreSQL advisory lock, so they serialise across hosts."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -157,6 +157,12 @@ class PostgresStoreState:
     # projections: this server's cache ----------------------------------------------------------
     def projection_version(self, scope: str, table: ProjectionTable) -> tuple[int, str] | None:
         return self._local.projection_version(scope, table)
+
+    def known_fronts(self, digests: Collection[str]) -> dict[str, Any]:
+        return self._local.known_fronts(digests)
+
+    def keep_fronts(self, fronts: Mapping[str, Any], live: Collection[str] | None) -> None:
+        self._local.keep_fronts(fronts, live)
 
     def reconcile(
         self,

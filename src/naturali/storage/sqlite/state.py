@@ -4,9 +4,10 @@ withdrawal and supersession guards (never dropped: they cannot be rebuilt from f
 from __future__ import annotations
 
 import fcntl
+import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -49,17 +50,29 @@ CREATE TABLE IF NOT EXISTS store_identity_v1 (
     singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS parsed_fronts_v1 (digest TEXT PRIMARY KEY, front TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS session_activity_v1 (
     session_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL,
     started_at TEXT NOT NULL, last_active_at TEXT NOT NULL, writes INTEGER NOT NULL
 );
 """
+_BATCH = 500  # digests a query asks for: under SQLite's bound on a statement's parameters
 _SCOPE = re.compile(r"^[a-z0-9]{1,32}$")
 # BM25 weights: title 8, aliases 6, body 1 (docs/spec/retrieval-and-dates.md).
 MAX_SCOPES = 32
 _WEIGHTS = "8.0, 6.0, 1.0"
 # What a keyword projection was built with: a projection of another fingerprint is rebuilt.
 FINGERPRINT = "keyword-v1:unicode61-remove_diacritics-2:title,aliases,body:8,6,1"
+
+
+def _as_json(front: Any) -> str | None:
+    """``front`` as JSON when JSON gives it back as it is (not a mapping with a number for a
+    key, a tuple, bytes or NaN: those are parsed again each time)."""
+    try:
+        text = json.dumps(front, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+    return text if json.loads(text) == front else None
 
 
 @contextmanager
@@ -317,6 +330,29 @@ class SqliteState:
             .fetchall()
         )
         return [(str(r[0]), float(r[1])) for r in rows]
+
+    # parsed front matter (vault/fronts.py) ------------------------------------------------------
+    def known_fronts(self, digests: Collection[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        wanted = list(digests)
+        with _unavailable():
+            conn = self.db.conn()
+            for at in range(0, len(wanted), _BATCH):
+                batch = wanted[at : at + _BATCH]
+                marks = ",".join("?" * len(batch))
+                query = f"SELECT digest, front FROM parsed_fronts_v1 WHERE digest IN ({marks})"
+                found.update((d, json.loads(f)) for d, f in conn.execute(query, batch))
+        return found
+
+    def keep_fronts(self, fronts: Mapping[str, Any], live: Collection[str] | None) -> None:
+        rows = [(d, text) for d, front in fronts.items() if (text := _as_json(front)) is not None]
+        with _unavailable(), self.db.write() as conn:
+            conn.executemany("INSERT OR REPLACE INTO parsed_fronts_v1 VALUES (?, ?)", rows)
+            if live is None:
+                return
+            held = {str(d) for (d,) in conn.execute("SELECT digest FROM parsed_fronts_v1")}
+            stale = [(d,) for d in held.difference(live)]
+            conn.executemany("DELETE FROM parsed_fronts_v1 WHERE digest = ?", stale)
 
     # temporal projections ----------------------------------------------------------------------
     def reconcile_temporal(
