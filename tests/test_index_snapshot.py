@@ -3,6 +3,7 @@ only what changed since; one that no longer matches the store is ignored."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from conftest import Api, validate_result
 from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.retrieval import snapshot
+from naturali.retrieval import registry, snapshot
 from naturali.settings import Settings
 
 DOCS = {
@@ -289,3 +290,36 @@ def test_a_small_project_read_whole_is_saved_and_comes_back_from_its_snapshot(
         cursors = _sync_cursors(api)
         assert _answers(api, project_id) == before
     assert cursors[0] > 0  # from the snapshot: only what changed since
+
+
+def test_a_small_project_written_and_never_searched_has_its_snapshot_saved(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    """The first search of a project a server never loaded reads one file, not every chunk
+    (``IndexRegistry.written``), and answers as an index built anew."""
+    with _server(tmp_path, embedder, backend) as api:
+        project_id = api.project()
+        for path, text in DOCS.items():
+            api.doc(project_id, path, text)
+        token = api.token
+    assert (tmp_path / "data" / "cache" / "indexes" / project_id / "meta.json").is_file()
+
+    with _server(tmp_path, embedder, backend, token) as api:
+        cursors = _sync_cursors(api)
+        prepared = _answers(api, project_id)
+    assert cursors[0] > 0  # from the snapshot the writes left
+    shutil.rmtree(tmp_path / "data" / "cache" / "indexes")
+    with _server(tmp_path, embedder, backend, token) as api:
+        assert _answers(api, project_id) == prepared
+
+
+def test_a_larger_project_is_left_to_its_searches(
+    tmp_path: Path, embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "PREPARED_ROWS", 2)
+    with _server(tmp_path, embedder, {}) as api:
+        project_id = api.project()
+        for path, text in DOCS.items():
+            api.doc(project_id, path, text)
+    meta = tmp_path / "data" / "cache" / "indexes" / project_id / "meta.json"
+    assert json.loads(meta.read_text())["n"] == 2  # kept while it was small, not after

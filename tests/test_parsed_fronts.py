@@ -61,15 +61,15 @@ def test_a_restarted_server_parses_no_front_matter_it_read_before(
         assert "the owl hunts at night" in _search(api, project_id, store_id, "owl")
     assert parsed == []  # every record known by its front matter's digest
 
-    edited = next(p for p in vault.glob("*.md") if "owl" in p.read_text())
+    edited = next(p for p in vault.glob("*.md") if "owl hunts" in p.read_text())
     edited.write_text(edited.read_text().replace("revision: 1", "revision: 2"))
-    (next(p for p in vault.glob("*.md") if "wren" in p.read_text())).unlink()
+    (next(p for p in vault.glob("*.md") if "wren sings" in p.read_text())).unlink()
     for api in make_api(tmp_path, embedder, backend, token):
         assert "the owl hunts at night" in _search(api, project_id, store_id, "owl")
         assert not any("wren" in hit for hit in _search(api, project_id, store_id, "wren"))
         with api.naturali.stores.opened(store_id) as opened:
             records = opened.view().scan.records.values()
-        owl = next(r.record for r in records if "owl" in r.record.body)
+        owl = next(r.record for r in records if "owl hunts" in r.record.body)
         assert owl.revision == 2  # the edit, not what the state held of the file before
     assert len(parsed) == 1  # the edited one alone
     assert _held(tmp_path / "data") == 2  # the old owl and the wren forgotten

@@ -12,7 +12,8 @@ document is about, as the vector leg's reading of it does.
 
 from __future__ import annotations
 
-from collections import Counter
+import itertools
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -246,17 +247,17 @@ class LexicalIndex:
         """An index of ``texts`` (rows 0, 1, …) made at once as flat arrays, as a snapshot
         holds them: a project read whole from the store costs a third of appending it row by
         row, and 8 bytes a postings entry instead of ~48."""
-        vocabulary: dict[str, int] = {}
+        vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         term_ids: list[int] = []
         rows: list[int] = []
         tfs: list[int] = []
         lengths = np.zeros(len(texts), np.float32)
-        for row, text in enumerate(texts):
+        for row, text in enumerate(texts):  # each loop over a passage's terms runs in C
             words, lengths[row] = indexed(text)
-            for term, tf in Counter(words).items():
-                term_ids.append(vocabulary.setdefault(term, len(vocabulary)))
-                rows.append(row)
-                tfs.append(tf)
+            counts = Counter(words)
+            term_ids += map(vocabulary.__getitem__, counts)  # a new term: the next id
+            rows += itertools.repeat(row, len(counts))
+            tfs += counts.values()
         words = sorted(vocabulary)
         place = np.zeros(len(words), np.int64)  # a term's first id → its sorted place
         place[[vocabulary[w] for w in words]] = np.arange(len(words))

@@ -123,6 +123,9 @@ class Services:
         self.records = Records(reader)
         self.dates = Dates(reader)
         self.search = self._search(settings, concurrency)
+        written = self.indexes.written
+        self.documents.after_commit = self.ingestion.after_commit = written
+        self.memories.after_index = written
         self.overview = Overview(self.storage, self.auth, self.indexes, self.embedder)
 
     def _documents(self, settings: Settings) -> tuple[IngestionWorker, Documents]:

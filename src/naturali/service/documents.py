@@ -113,6 +113,8 @@ class Documents:
         self._max_queued = max_queued
         self._queued = queued  # wakes the ingestion worker
         self._quotas = quotas
+        # Told each project whose chunks a commit changed (the search indexes' snapshots).
+        self.after_commit: Callable[[str], None] = lambda project_id: None
 
     def create(self, user: User, project_id: str, upload: Upload) -> Document:
         """Ingest a new document: extract, chunk, embed and store it as version 1."""
@@ -360,6 +362,8 @@ class Documents:
                     param="document_id",
                 ) from exc
             out.append(document)
+        for project_id in {item.document.project_id for item in pending}:
+            self.after_commit(project_id)
         return out
 
     def _store_file(self, sha256: str, data: bytes) -> None:

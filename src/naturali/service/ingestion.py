@@ -90,6 +90,8 @@ class IngestionWorker:
         )
         self._held: list[_Held] = []  # in turn order: the first embeds the next batch
         self.chunks_embedded = 0  # by this worker, since start (for metrics)
+        # Told each project a finished job changed (the search indexes' snapshots).
+        self.after_commit: Callable[[str], None] = lambda project_id: None
 
     def start(self) -> None:
         """Start taking jobs (the server does at start, so jobs left by a stopped one resume)."""
@@ -165,6 +167,8 @@ class IngestionWorker:
             self._fail(
                 job, "version_conflict", "the document changed while this version was ingested"
             )
+            return False
+        self.after_commit(document.project_id)
         return False
 
     def _ocr_step(self, held: _Held) -> bool:

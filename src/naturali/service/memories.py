@@ -63,6 +63,8 @@ class Memories:
     ) -> None:
         self._mutations = mutations
         self._quotas = quotas
+        # Told each project whose memories' chunks a background index changed.
+        self.after_index: Callable[[str], None] = lambda project_id: None
         self._storage = storage
         self._auth = auth
         self._embedder = embedder
@@ -314,6 +316,7 @@ class Memories:
                     self._storage.remove_memory(store.id, write.record_id)
                 elif known.get(write.record_id) != write.sha256:
                     self._index_write(store, write)
+        self.after_index(project_id)
 
     def _indexed(self, store: MemoryStore, written: Written) -> Memory:
         """The memory a write just made, indexed now unless the background indexer did."""

@@ -179,7 +179,7 @@ def indexed(text: str) -> tuple[list[str], int]:
     query keeps (stopwords are indexed for a query of nothing else, but counting them would
     make a passage's length say how it is written rather than how much it says)."""
     found = words(text)
-    return [stem(w) for w in found], sum(w not in STOPWORDS for w in found)
+    return list(map(stem, found)), len(found) - sum(map(STOPWORDS.__contains__, found))
 
 
 def query_terms(text: str) -> list[str]:
