@@ -192,9 +192,10 @@ def _clear_leftovers(directory: Path, age: float = 600.0) -> None:
             continue
 
 
-def saved(directory: Path) -> list[str]:
-    """The projects with a snapshot in ``directory``, the most recently saved first. Each
-    entry is read on its own: one replaced or removed while listed is left out, not all."""
+def saved(directory: Path, at_least: int = 0) -> list[str]:
+    """The projects with a snapshot in ``directory`` of ``at_least`` bytes of arrays, the most
+    recently saved first. Each entry is read on its own: one replaced or removed while listed
+    is left out, not all."""
     try:
         entries = list(directory.iterdir())
     except OSError:
@@ -204,7 +205,8 @@ def saved(directory: Path) -> list[str]:
         if entry.name.startswith("."):
             continue  # a snapshot being saved, or the one it replaces (``save``)
         try:
-            found.append(((entry / _META).stat().st_mtime, entry.name))
+            if not at_least or (entry / _ARRAYS).stat().st_size >= at_least:
+                found.append(((entry / _META).stat().st_mtime, entry.name))
         except OSError:
             continue  # no snapshot here, or removed meanwhile
     return [project_id for _, project_id in sorted(found, reverse=True)]
