@@ -24,10 +24,11 @@ linear), and last, exactly, for the largest N:
 
     python bench/tenants.py [--projects 100,1000] [--chunks 100] [--stores 100]
         [--memories 3] [--clients 8] [--seconds 20] [--data-dir DIR] [--scifact-dir DIR]
-        [--database-url URL --servers 2]
+        [--database-url URL --servers 2] [--reuse]
 
 ``--projects 100,1000,10000`` is the issue's curve (10,000 projects of 100 chunks is 1M
-chunks copied and a long build here: run it by hand). With ``--database-url`` (a PostgreSQL,
+chunks copied and a long build here: run it by hand). ``--reuse`` measures the data dirs an
+earlier run left, brought up to this version, instead of building them again. With ``--database-url`` (a PostgreSQL,
 e.g. ``bench/pgserver.py``'s) the projects are stored there and ``--servers`` K servers share
 it and the data dir, each with its own cache; the workloads then run twice, each search sent
 to the server its project id hashes to (rendezvous hashing, as a load balancer would route)
