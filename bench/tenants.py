@@ -28,11 +28,12 @@ linear), and last, exactly, for the largest N:
 
 ``--projects 100,1000,10000`` is the issue's curve (10,000 projects of 100 chunks is 1M
 chunks copied and a long build here: run it by hand). ``--reuse`` measures the data dirs an
-earlier run left, brought up to this version, instead of building them again. With ``--database-url`` (a PostgreSQL,
-e.g. ``bench/pgserver.py``'s) the projects are stored there and ``--servers`` K servers share
-it and the data dir, each with its own cache; the workloads then run twice, each search sent
-to the server its project id hashes to (rendezvous hashing, as a load balancer would route)
-and to a random one, and the table gives both and each server's loaded indexes.
+earlier run left, brought up to this version, instead of building them again. With
+``--database-url`` (a PostgreSQL, e.g. ``bench/pgserver.py``'s) the projects are stored there
+and ``--servers`` K servers share it and the data dir, each with its own cache; the workloads
+then run twice, each search sent to the server its project id hashes to (rendezvous hashing,
+as a load balancer would route) and to a random one, and the table gives both and each
+server's loaded indexes.
 """
 
 from __future__ import annotations

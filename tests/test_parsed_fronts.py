@@ -80,3 +80,4 @@ def test_what_json_cannot_give_back_is_parsed_again() -> None:
     assert _as_json({1: "a number for a key"}) is None
     assert _as_json({"when": float("nan")}) is None
     assert _as_json({"raw": b"bytes"}) is None
+    assert _as_json({"t": "\udc00"}) == '{"t": "\\udc00"}'  # escaped: SQLite stores it

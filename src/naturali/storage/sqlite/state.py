@@ -67,9 +67,10 @@ FINGERPRINT = "keyword-v1:unicode61-remove_diacritics-2:title,aliases,body:8,6,1
 
 def _as_json(front: Any) -> str | None:
     """``front`` as JSON when JSON gives it back as it is (not a mapping with a number for a
-    key, a tuple, bytes or NaN: those are parsed again each time)."""
+    key, a tuple, bytes or NaN: those are parsed again each time). ASCII, so that a lone
+    surrogate YAML can spell is escaped, not refused by SQLite's UTF-8."""
     try:
-        text = json.dumps(front, ensure_ascii=False)
+        text = json.dumps(front)
     except (TypeError, ValueError):
         return None
     return text if json.loads(text) == front else None
