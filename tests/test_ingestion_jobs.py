@@ -4,6 +4,7 @@ taken again and written once; two workers never hold one job."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -54,6 +55,25 @@ def test_a_large_upload_is_accepted_then_followed_to_ready(api: Api) -> None:
     assert any("kafka" in c for c in _contents(api, project, "kafka release steps"))
     small = api.upload(project, "/ops/note.md", b"Kafka needs three brokers.", "note.md")
     assert small.status_code == 201 and small.json()["status"] == "ready"  # embedded at once
+
+
+def test_a_finished_job_leaves_its_projects_index_saved_before_any_search(
+    api: Api, tmp_path: Path
+) -> None:
+    """The job's commit tells the indexes (``IndexRegistry.written``): the project's first
+    search, here or after a restart, reads a snapshot holding every chunk."""
+    project = api.project()
+    r = api.upload(project, "/ops/guide.md", _long_text("kafka").encode(), "guide.md")
+    assert r.status_code == 202, r.text
+    ready = _wait(api, project, r.json()["id"])
+    meta = tmp_path / "data" / "cache" / "indexes" / project / "meta.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if meta.is_file() and json.loads(meta.read_text())["n"] == ready["chunk_count"]:
+            break
+        time.sleep(0.1)
+    assert json.loads(meta.read_text())["n"] == ready["chunk_count"]
+    assert project not in api.naturali.indexes.loaded()  # saved, not loaded
 
 
 def test_a_new_version_is_searched_only_once_it_is_whole(api: Api) -> None:
