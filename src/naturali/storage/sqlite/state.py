@@ -347,13 +347,16 @@ class SqliteState:
 
     def keep_fronts(self, fronts: Mapping[str, Any], live: Collection[str] | None) -> None:
         rows = [(d, text) for d, front in fronts.items() if (text := _as_json(front)) is not None]
-        with _unavailable(), self.db.write() as conn:
-            conn.executemany("INSERT OR REPLACE INTO parsed_fronts_v1 VALUES (?, ?)", rows)
-            if live is None:
+        with _unavailable():
+            stale: list[tuple[str]] = []
+            if live is not None:  # read first: a store opened with nothing new writes nothing
+                held = self.db.conn().execute("SELECT digest FROM parsed_fronts_v1")
+                stale = [(d,) for (d,) in held if d not in live]
+            if not rows and not stale:
                 return
-            held = {str(d) for (d,) in conn.execute("SELECT digest FROM parsed_fronts_v1")}
-            stale = [(d,) for d in held.difference(live)]
-            conn.executemany("DELETE FROM parsed_fronts_v1 WHERE digest = ?", stale)
+            with self.db.write() as conn:
+                conn.executemany("INSERT OR REPLACE INTO parsed_fronts_v1 VALUES (?, ?)", rows)
+                conn.executemany("DELETE FROM parsed_fronts_v1 WHERE digest = ?", stale)
 
     # temporal projections ----------------------------------------------------------------------
     def reconcile_temporal(
