@@ -134,12 +134,14 @@ def make_api(
     naturali = build_services(
         Settings(data_dir=tmp_path / "data", **(backend or {}), **settings), embedder=embedder
     )
-    token = naturali.bootstrap() or token
-    assert token
-    with TestClient(create_app(naturali), raise_server_exceptions=False) as http:
-        http.event_hooks["response"].append(validate_result)
-        yield Api(http, naturali, token)
-    naturali.close()
+    try:
+        token = naturali.bootstrap() or token
+        assert token
+        with TestClient(create_app(naturali), raise_server_exceptions=False) as http:
+            http.event_hooks["response"].append(validate_result)
+            yield Api(http, naturali, token)
+    finally:
+        naturali.close()
 
 
 _ROUTES = [

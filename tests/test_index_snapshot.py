@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import Api, validate_result
+from conftest import Api, make_api
 from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
@@ -39,16 +39,7 @@ def _server(
 ) -> Iterator[Api]:
     """A server on the test's data dir (a restart reuses it and the owner's token); closing it
     runs ``Services.close()``, which saves the snapshot."""
-    settings = Settings(data_dir=tmp_path / "data", index_snapshot_rows=snapshot_rows, **backend)
-    naturali = build_services(settings, embedder=embedder)
-    try:
-        token = naturali.bootstrap() or token
-        assert token
-        with TestClient(create_app(naturali), raise_server_exceptions=False) as http:
-            http.event_hooks["response"].append(validate_result)
-            yield Api(http, naturali, token)
-    finally:
-        naturali.close()
+    yield from make_api(tmp_path, embedder, backend, token, index_snapshot_rows=snapshot_rows)
 
 
 def _answers(api: Api, project_id: str) -> list[list[tuple[str, float]]]:
