@@ -57,6 +57,32 @@ def test_a_large_upload_is_accepted_then_followed_to_ready(api: Api) -> None:
     assert small.status_code == 201 and small.json()["status"] == "ready"  # embedded at once
 
 
+def test_a_document_read_as_its_job_ends_is_never_its_old_version_ready(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The document is read, then its job looked for: a job that ends between the two (its
+    version written as it is deleted) must not leave the old version shown as ready."""
+    project = api.project()
+    r = api.upload(project, "/ops/guide.md", _long_text("kafka").encode(), "guide.md")
+    document_id = r.json()["id"]
+    storage = api.naturali.documents._storage
+    looked_for = storage.ingest_progress
+
+    def after_the_job(project_id: str, ids: Any) -> Any:
+        deadline = time.monotonic() + 120
+        while storage.get_document(project, document_id).version == 0:
+            assert time.monotonic() < deadline, "the job never ended"
+            time.sleep(0.05)
+        return looked_for(project_id, ids)
+
+    monkeypatch.setattr(storage, "ingest_progress", after_the_job)
+    for read in (
+        api.get(f"/v1/projects/{project}/documents/{document_id}").json(),
+        api.get(f"/v1/projects/{project}/documents").json()["data"][0],
+    ):
+        assert (read["status"], read["version"]) == ("ready", 1)
+
+
 def test_a_finished_job_leaves_its_projects_index_saved_before_any_search(
     api: Api, tmp_path: Path
 ) -> None:

@@ -266,14 +266,23 @@ class Documents:
             )
 
     def _with_status(self, documents: builtins.list[Document]) -> builtins.list[Document]:
-        """Each document with the state of its newest upload (ready unless a job has it)."""
+        """Each document with the state of its newest upload (ready unless a job has it).
+
+        Those without a job are read again once their jobs were: a job's end writes the new
+        version in the transaction that deletes the job, so a document read before that and
+        its job looked for after would show its older version as ready."""
         project_ids = {d.project_id for d in documents}
         jobs = {
             k: v
             for p in project_ids
             for k, v in self._storage.ingest_progress(p, [d.id for d in documents]).items()
         }
-        return [_status(d, jobs.get(d.id)) for d in documents]
+        settled: dict[str, Document] = {}
+        for p in project_ids:
+            ids = [d.id for d in documents if d.project_id == p and d.id not in jobs]
+            if ids:
+                settled.update(self._storage.get_documents(p, ids))
+        return [_status(settled.get(d.id, d), jobs.get(d.id)) for d in documents]
 
     def _prepare(
         self, project_id: str, current: Document | None, upload: Upload
