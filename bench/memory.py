@@ -198,7 +198,8 @@ def as_documents(naturali: Any, user: Any, samples: list[dict[str, Any]]) -> Non
     rankings = {
         "hybrid, RRF": replace(RRF, conversation=None),
         "hybrid, blend, fixed alpha": Ranking(confident_shift=0.0, conversation=None),
-        "hybrid, blend, alpha per query (shipped)": Ranking(conversation=None),
+        "hybrid, blend, alpha per query": Ranking(conversation=None, feedback_weight=0.0),
+        "hybrid, blend, alpha per query, fed back (shipped)": Ranking(conversation=None),
     }
     scores: dict[str, list[float]] = {name: [] for name in rankings}
     for sample in samples:
@@ -212,7 +213,7 @@ def as_documents(naturali: Any, user: Any, samples: list[dict[str, Any]]) -> Non
                 scores[variant].append(ndcg_at(ranked, {e: 1 for e in evidence}))
     print("\nLoCoMo-dev turns as documents: nDCG@10")
     for variant, values in scores.items():
-        print(f"{variant:46}{sum(values) / len(values):12.3f}")
+        print(f"{variant:52}{sum(values) / len(values):6.3f}")
 
 
 def _ingested(naturali: Any, user: Any, name: str, sample: dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ import sys
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from naturali.model import Chunk, SourceType
 from naturali.retrieval import int8_scan
 from naturali.retrieval import vectors as vectors_module
 from naturali.retrieval.gate import Gate
+from naturali.retrieval.hybrid import Asked, Ranking, rank
 from naturali.retrieval.index import ProjectIndex, Selection
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.owners import OwnerAttrs, owner_key
@@ -509,3 +510,32 @@ def test_every_search_request_field_is_a_filter_the_selection_reads_or_a_ranking
     knobs |= {"explain", "rerank"}
     filters = {f.name for f in fields(Selection) if "narrows" in f.metadata}
     assert set(SearchRequest.model_fields) == knobs | filters
+
+
+def test_the_query_fed_back_lifts_a_passage_near_the_best_answers() -> None:
+    """Two passages say the query's words; of two that do not, one lies near them and one a
+    little nearer the query alone. The blend alone prefers the second; fed back toward the
+    passages it ranked best (``fusion.fed_back``), it prefers the first."""
+    index = ProjectIndex("p", 4)
+    texts = ["refund policy", "the refund policy terms", "money back", "shipping times"]
+    vectors = _unit(
+        np.array([[0.6, 0.8, 0, 0], [0.62, 0.78, 0, 0], [0.5, 0.87, 0, 0], [0.55, 0, 0.84, 0]])
+    )
+    owners = [(SourceType.DOCUMENT, f"doc_{i}") for i in range(4)]
+    added = [
+        replace(chunk, text=text, vector=vector.tobytes())
+        for chunk, text, vector in zip(_chunks(1, owners), texts, vectors, strict=True)
+    ]
+    index.apply(added, [], _owners(added))
+    query = np.array([1, 0, 0, 0], np.float32)
+
+    def order(ranking: Ranking) -> list[str]:
+        asked = Asked.of("refund policy", 10)
+        ranked = rank(index, np.ones(4, bool), asked, lambda _: query, ranking=ranking)
+        return [texts[r.row] for r in ranked][2:]
+
+    assert order(Ranking(vector_weight=0.7, feedback_weight=0.0)) == [
+        "shipping times",
+        "money back",
+    ]
+    assert order(Ranking(vector_weight=0.7)) == ["money back", "shipping times"]

@@ -400,7 +400,8 @@ def test_the_fused_score_weighs_the_vector_leg_by_the_models_weight(api: Api) ->
     """fused = w·minmax(cosine) + (1 − w)·minmax(BM25) over the candidates, where w is the
     embedding model's own ``vector_weight`` (0.7 for bge-small, chosen on SciFact's train
     queries), not equal weights — less 0.4 × the square of how near the best BM25 comes to the
-    query's most possible BM25 (``fusion.query_alpha``)."""
+    query's most possible BM25 (``fusion.query_alpha``); the cosines are those of the query fed
+    back toward the two best (``fusion.fed_back``), each result's ``fed_back_cosine``."""
     project_id = api.project()
     api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
     api.doc(project_id, "/policy.md", "A refund request: refunds, refund times, refund rules.")
@@ -415,7 +416,9 @@ def test_the_fused_score_weighs_the_vector_leg_by_the_models_weight(api: Api) ->
         array = np.array(values)
         return (array - array.min()) / (array.max() - array.min())
 
-    cosines = minmax([h["explain"]["cosine"] for h in hits])
+    fed_back = [h["explain"]["fed_back_cosine"] for h in hits]
+    assert not np.allclose(fed_back, [h["explain"]["cosine"] for h in hits], atol=1e-3)
+    cosines = minmax(fed_back)
     bm25 = minmax([h["explain"]["bm25"] for h in hits])
     fused = np.array([h["explain"]["fused"] for h in hits])
     terms = query_term_counts("how long do refunds take")

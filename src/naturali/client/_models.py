@@ -189,9 +189,11 @@ class TermMatch(_Model):
 
 class Explanation(_Model):
     """Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
-    candidates (null when that leg did not propose it), its cosine and BM25 score, and the
-    fused score that orders the results — or, with ``rerank: true``, the cross-encoder's
-    score that orders the rescored top (null for results below it)."""
+    candidates (null when that leg did not propose it), its cosine and BM25 score, a
+    document's cosine with the query fed back toward the best documents (what the fusion
+    weighs in its place), and the fused score that orders the results — or, with ``rerank:
+    true``, the cross-encoder's score that orders the rescored top (null for results below
+    it)."""
 
     # Its rank in the vector leg (1 = first), or null.
     vector_rank: int | None
@@ -201,6 +203,7 @@ class Explanation(_Model):
     lexical_rank: int | None
     # Its BM25 score in the lexical leg, or null.
     bm25: float | None
+    fed_back_cosine: float | None = None
     # The blended score of both legs.
     fused: float
     # The cross-encoder's score, when reranked.

@@ -199,14 +199,17 @@ class TermMatch(Described):
 
 class Explanation(Described):
     """Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
-    candidates (null when that leg did not propose it), its cosine and BM25 score, and the
-    fused score that orders the results — or, with ``rerank: true``, the cross-encoder's
-    score that orders the rescored top (null for results below it)."""
+    candidates (null when that leg did not propose it), its cosine and BM25 score, a
+    document's cosine with the query fed back toward the best documents (what the fusion
+    weighs in its place), and the fused score that orders the results — or, with ``rerank:
+    true``, the cross-encoder's score that orders the rescored top (null for results below
+    it)."""
 
     vector_rank: int | None
     cosine: float | None
     lexical_rank: int | None
     bm25: float | None
+    fed_back_cosine: float | None = None
     fused: float
     rerank: float | None = None
     matches: list[TermMatch] = Field(

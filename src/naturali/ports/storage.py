@@ -408,6 +408,12 @@ class VectorSearch(Protocol):
         seq (a chunk another model embedded is left out)."""
         ...
 
+    def vectors(
+        self, project_id: str, model_id: str, seqs: Sequence[int]
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        """These chunks' vectors, of those ``model_id`` made, by seq."""
+        ...
+
     def index_vectors(self, project_id: str, model_id: str, dimension: int) -> None:
         """Build the project's approximate index of its ``model_id`` vectors unless it has one
         (minutes for a million; searches meanwhile read every vector, exactly)."""

@@ -49,6 +49,17 @@ class StoredVectors:
         found = self._search.vector_cosines(index.project_id, index.model_id, query, seqs)
         return np.array([found.get(s, 0.0) for s in seqs], np.float32)
 
+    def exact(self, rows: Rows) -> Matrix:
+        """The float32 vectors of ``rows``; zeros for a row another model embedded."""
+        index = self._index
+        seqs = [int(s) for s in index.seqs[rows]]
+        found = self._search.vectors(index.project_id, index.model_id, seqs)
+        out = np.zeros((len(seqs), index.dimension), np.float32)
+        for i, seq in enumerate(seqs):
+            if seq in found:
+                out[i] = found[seq]
+        return out
+
     def nearest(self, query: Matrix, mask: Mask, k: int) -> Nearest:
         """The top ``k`` of ``mask``: from the graph, or exactly among few rows."""
         index, subset = self._index, int(np.count_nonzero(mask))

@@ -102,6 +102,10 @@ class VectorLeg(Protocol):
 
     def cosines(self, rows: Rows, query: Matrix) -> npt.NDArray[np.float32]: ...
 
+    def exact(self, rows: Rows) -> Matrix:
+        """The float32 vectors of ``rows`` (zeros for a row another model embedded)."""
+        ...
+
 
 class Vectors:
     """Grows by doubling, like the index's other per-row arrays; rows are written once."""

@@ -322,6 +322,7 @@ def _explanation(
         cosine=ranked.similarity if with_similarity else None,
         lexical_rank=ranked.lexical_rank,
         bm25=ranked.bm25,
+        fed_back_cosine=ranked.fed_back_cosine if with_similarity else None,
         fused=ranked.score,
         matches=[
             TermMatch(start=start, end=end, term=term)

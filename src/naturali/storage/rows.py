@@ -95,7 +95,7 @@ def chunk(row: Row, *, with_vector: bool = True) -> Chunk:
         start=row["start_offset"],
         end=row["end_offset"],
         page=row["page"],
-        vector=_bytes(row["vector"]) if with_vector else b"",
+        vector=vector_bytes(row["vector"]) if with_vector else b"",
         model=row["model"],
         context=row["context"],
     )
@@ -131,7 +131,7 @@ def member(row: Row) -> Member:
     return Member(row["project_id"], row["user_id"], cast(Role, row["role"]), row["created_at"])
 
 
-def _bytes(vector: Any) -> bytes:
+def vector_bytes(vector: Any) -> bytes:
     """A vector as float32 bytes: SQLite stores them so; pgvector returns an array."""
     if isinstance(vector, bytes | memoryview):
         return bytes(vector)

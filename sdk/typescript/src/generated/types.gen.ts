@@ -937,9 +937,11 @@ export type Evidence = {
  * Explanation
  *
  * Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
- * candidates (null when that leg did not propose it), its cosine and BM25 score, and the
- * fused score that orders the results — or, with ``rerank: true``, the cross-encoder's
- * score that orders the rescored top (null for results below it).
+ * candidates (null when that leg did not propose it), its cosine and BM25 score, a
+ * document's cosine with the query fed back toward the best documents (what the fusion
+ * weighs in its place), and the fused score that orders the results — or, with ``rerank:
+ * true``, the cross-encoder's score that orders the rescored top (null for results below
+ * it).
  */
 export type Explanation = {
     /**
@@ -966,6 +968,10 @@ export type Explanation = {
      * Its BM25 score in the lexical leg, or null.
      */
     bm25: number | null;
+    /**
+     * Fed Back Cosine
+     */
+    fed_back_cosine?: number | null;
     /**
      * Fused
      *

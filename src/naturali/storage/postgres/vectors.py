@@ -20,6 +20,7 @@ import numpy.typing as npt
 from psycopg import sql
 
 from naturali.storage.postgres.connection import Database
+from naturali.storage.rows import vector_bytes
 
 # The graph's quality and how much of it a search reads. bench/scale.py's copies (30 near
 # duplicates of every chunk at 300k, cosine ~0.98) are the hard case for HNSW: with pgvector's
@@ -47,6 +48,9 @@ ORDER BY cosine DESC, seq LIMIT %s
 _COSINES = """
 SELECT seq, -(vector <#> %s) AS cosine FROM chunks
 WHERE project_id = %s AND model = %s AND seq = ANY(%s)
+"""
+_VECTORS = """
+SELECT seq, vector FROM chunks WHERE project_id = %s AND model = %s AND seq = ANY(%s)
 """
 _INDEX = """
 CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON chunks
@@ -95,6 +99,15 @@ class PostgresVectorSearch:
             return {}
         args = (np.asarray(query, np.float32), project_id, model_id, list(seqs))
         return dict(self._pairs(_COSINES.encode(), args))
+
+    def vectors(
+        self, project_id: str, model_id: str, seqs: Sequence[int]
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        if not seqs:
+            return {}
+        with self.db.connection() as conn:
+            rows = conn.execute(_VECTORS.encode(), (project_id, model_id, list(seqs))).fetchall()
+        return {int(r["seq"]): np.frombuffer(vector_bytes(r["vector"]), np.float32) for r in rows}
 
     def _pairs(self, statement: bytes, args: tuple[Any, ...]) -> list[tuple[int, float]]:
         with self.db.connection() as conn:
