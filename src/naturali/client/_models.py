@@ -203,6 +203,8 @@ class Explanation(_Model):
     lexical_rank: int | None
     # Its BM25 score in the lexical leg, or null.
     bm25: float | None
+    # A document's cosine with the query moved toward the best documents, which the fusion
+    # weighs in place of its cosine; null for a memory.
     fed_back_cosine: float | None = None
     # The blended score of both legs.
     fused: float

@@ -249,6 +249,11 @@ TERMS: dict[str, Term] = {
     "cosine": Term("Its cosine similarity to the query, or null.", 0.7214),
     "lexical_rank": Term("Its rank in the lexical leg (1 = first), or null.", 1),
     "bm25": Term("Its BM25 score in the lexical leg, or null.", 11.3),
+    "fed_back_cosine": Term(
+        "A document's cosine with the query moved toward the best documents, which the "
+        "fusion weighs in place of its cosine; null for a memory.",
+        0.6512,
+    ),
     "fused": Term("The blended score of both legs.", 0.8731),
     "rerank": Term(None, None),
     "Explanation.rerank": Term("The cross-encoder's score, when reranked.", 4.21),

@@ -970,6 +970,8 @@ export type Explanation = {
     bm25: number | null;
     /**
      * Fed Back Cosine
+     *
+     * A document's cosine with the query moved toward the best documents, which the fusion weighs in place of its cosine; null for a memory.
      */
     fed_back_cosine?: number | null;
     /**
