@@ -54,8 +54,8 @@ GIL_SWITCH_INTERVAL = 0.001
 # a server holding many projects' indexes, owners and records has a large old generation, and
 # a full collection stops every request (120–250 ms with 1,000 projects loaded), as often as
 # loading projects adds a quarter of it. With 8 clients uniform over 1,000 projects, the p99
-# 160–185 → 123–135 ms, after a restart 227–250 → 128–158 ms (bench/tenants.py, interleaved
-# ×2); most garbage is freed by reference counting anyway.
+# 143–185 → 123–135 ms, after a restart 216–250 → 128–158 ms (bench/tenants.py, interleaved
+# runs); most garbage is freed by reference counting anyway.
 GC_THRESHOLDS = (50_000, 50, 50)
 # Scanning shares: a woken thread takes ~0.3 ms here, a cold scan of 16k rows ~0.4, so more
 # than four threads gain nothing on the index sizes a process holds (retrieval/vectors.py).

@@ -9,9 +9,9 @@ measured better on SciFact (see docs/benchmarks.md, "Quality: SciFact"). α is t
 weights, is for a model not measured.
 Reciprocal rank fusion, the baseline it is measured against, lives in ``bench/rankings.py``.
 
-The blend is then taken once more with the query vector moved toward the passages it ranked
-first (``fed_back``: Rocchio's pseudo-relevance feedback): what the lexical leg agreed on reaches
-the vector leg, and a passage near both the question and its best answers rises.
+The blend is then taken once more with the query vector moved toward the documents it ranked
+first (``fed_back``: Rocchio's pseudo-relevance feedback): what the lexical leg agreed on
+reaches the vector leg, and a passage near both the question and its best answers rises.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ ALPHA = 0.5
 CONFIDENT_SHIFT = 0.4
 
 # Feedback: the query vector moves toward the mean of the fused ranking's FEEDBACK_ROWS best
-# passages by FEEDBACK_WEIGHT of it. Chosen on the four development collections together: it
+# documents by FEEDBACK_WEIGHT of it. Chosen on the four development collections together: it
 # brought MED's hybrid to within 0.005 of its vector leg (0.809 → 0.821) and the mean up 0.005
 # (docs/quality.md).
 FEEDBACK_ROWS = 2
