@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -171,6 +172,7 @@ def daemon(tmp_path: Path) -> Iterator[tuple[Repo, str]]:
          "--listen=127.0.0.1", f"--port={port}", str(tmp_path / "served")],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # `git daemon` runs `git-daemon` as its child: stop both
     )  # fmt: skip
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -179,7 +181,7 @@ def daemon(tmp_path: Path) -> Iterator[tuple[Repo, str]]:
                 break
         time.sleep(0.05)
     yield repo, f"git://127.0.0.1:{port}/handbook"
-    process.kill()
+    os.killpg(process.pid, signal.SIGKILL)
     process.wait()
 
 
