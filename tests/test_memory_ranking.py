@@ -158,7 +158,7 @@ def test_a_passages_rerank_score_does_not_depend_on_the_others() -> None:
 
 def test_a_question_of_any_accepted_length_is_reranked(chat: Chat) -> None:
     """A question at the API's limit (2,000 characters, ~450 pieces) leaves the cross-encoder
-    no room for the passage unless the question is cut first: it is read up to 128 pieces."""
+    no room for the passage unless the question is cut first: its first 64 pieces are read."""
     long = ("Where is Sam moving next year, and what did Sam find near the river? " * 40)[:2000]
     hits = chat.search(query=long, limit=5, explain=True, rerank=True)
     assert len(hits) == 5 and all("rerank" in hit["explain"] for hit in hits)
