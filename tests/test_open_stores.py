@@ -12,6 +12,7 @@ from conftest import Api, make_api, open_files
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.service.stores import StoreRegistry
 from naturali.storage.sqlite.connection import Database
+from naturali.storage.sqlite.state import SqliteState
 from naturali.vault.watch import VaultWatch
 
 
@@ -74,6 +75,30 @@ def test_a_store_in_use_is_not_closed_under_its_caller(
             assert held.view().scan is not None  # still open: its state answers
             held.state.guards_version()
         assert registry.open_count() == 1  # once unused, one of the two was closed
+
+
+def test_a_store_slow_to_open_holds_up_only_its_own_callers(tmp_path: Path) -> None:
+    """A store whose state is slow to open (a slow disk, a long write holding it) keeps its
+    own callers waiting; meanwhile another team's store opens as usual."""
+    waiting, release = threading.Event(), threading.Event()
+
+    def open_state(path: Path) -> SqliteState:
+        if path.parent.name == "slow":
+            waiting.set()
+            release.wait(30)
+        return SqliteState(path)
+
+    registry = StoreRegistry(tmp_path / "stores", open_state, SqliteState)
+    slow, other = threading.Event(), threading.Event()
+    threading.Thread(target=_use, args=(registry, "slow", slow), daemon=True).start()
+    assert waiting.wait(30)
+    threading.Thread(target=_use, args=(registry, "other", other), daemon=True).start()
+    assert other.wait(10)
+    assert not slow.is_set()
+    release.set()
+    assert slow.wait(30)
+    assert registry.open_count() == 2
+    registry.close()
 
 
 def test_a_threads_connection_closes_after_the_thread_ends(tmp_path: Path) -> None:

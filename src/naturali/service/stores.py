@@ -181,6 +181,11 @@ def _view(
     return StoreView(scan, entries, ontology, version, guarded=frozenset(guards), excluded=excluded)
 
 
+# Stores are opened under one of this many locks (by their id's hash): two stores opened at
+# once rarely share one, and the locks do not grow with the stores.
+OPENING_STRIPES = 64
+
+
 class StoreRegistry:
     def __init__(
         self,
@@ -201,6 +206,7 @@ class StoreRegistry:
         self._session = SessionRow(new_id("sess"), os.getpid(), socket.gethostname(), utcnow())
         self._contexts: dict[str, OpenStore] = {}  # least recently used first
         self._lock = threading.Lock()
+        self._opening = [threading.Lock() for _ in range(OPENING_STRIPES)]
 
     @contextmanager
     def scratch(self) -> Iterator[StateStore]:
@@ -221,10 +227,7 @@ class StoreRegistry:
     def opened(self, store_id: str) -> Iterator[OpenStore]:
         """The store's open resources (scanner, state) while the caller uses them; once
         unused, the least recently used beyond ``max_open`` are closed."""
-        with self._lock:
-            opened = self._contexts.pop(store_id, None) or self._open(store_id)
-            self._contexts[store_id] = opened
-            opened.users += 1
+        opened = self._acquired(store_id)
         try:
             yield opened
         finally:
@@ -240,6 +243,35 @@ class StoreRegistry:
                     del self._contexts[store.store_dir.name]
             for store in closing:
                 store.close()
+
+    def _acquired(self, store_id: str) -> OpenStore:
+        """The store's resources, one more user counted. A store is opened (its state opened
+        and written, its vault watched) outside the registry's lock, under its stripe of
+        ``_opening``: a store slow to open — its state locked by a long write, a slow disk —
+        holds up its own callers, never every other team's."""
+        with self._lock:
+            known = self._used(store_id)
+        if known is not None:
+            return known
+        with self._opening[hash(store_id) % OPENING_STRIPES]:
+            with self._lock:
+                known = self._used(store_id)  # opened by the caller this one waited for
+            if known is not None:
+                return known
+            fresh = self._open(store_id)
+            with self._lock:
+                self._contexts[store_id] = fresh
+                fresh.users += 1
+            return fresh
+
+    def _used(self, store_id: str) -> OpenStore | None:
+        """The open store moved to the most recently used end, one more user counted; None
+        when it is not open. Under ``_lock``."""
+        opened = self._contexts.pop(store_id, None)
+        if opened is not None:
+            self._contexts[store_id] = opened
+            opened.users += 1
+        return opened
 
     def open_count(self) -> int:
         with self._lock:
