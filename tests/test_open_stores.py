@@ -1,7 +1,8 @@
 """Descriptors a server holds stay bounded: at most ``open_stores`` memory stores stay open
 while unused (many stores used in turn do not hold a descriptor each), an evicted store
-answers as before when next asked, a store is never closed under a caller using it
-(service/stores.py), and a thread's database connection closes once the thread ended."""
+answers as before when next asked, a store is never closed under a caller using it, a store
+slow to open holds up only its own callers (service/stores.py), and a thread's database
+connection closes once the thread ended."""
 
 from __future__ import annotations
 
