@@ -112,6 +112,8 @@ def build(
     data_dir: Path, token: str, n: int, args: argparse.Namespace, docs: list[Any]
 ) -> tuple[list[str], Figures]:
     naturali, user = service(data_dir, args.database_url, bootstrap_token=token, vault_git=False)
+    if not (data_dir / "owner-token").exists():  # no owner made: the catalog was not empty
+        raise SystemExit(f"{args.database_url} holds a catalog already: use a new --database")
     figures, created, stored = Figures(n), [], []
     at, ids = 0, []
     for i in range(n):
