@@ -31,9 +31,9 @@ chunks copied and a long build here: run it by hand). ``--reuse`` measures the d
 earlier run left, brought up to this version, instead of building them again. With
 ``--database-url`` (a PostgreSQL, e.g. ``bench/pgserver.py``'s) the projects are stored there
 and ``--servers`` K servers share it and the data dir, each with its own cache; the workloads
-then run twice, each search sent to the server its project id hashes to (rendezvous hashing,
-as a load balancer would route) and to a random one, and the table gives both and each
-server's loaded indexes.
+then run twice from servers started on empty caches, each search sent to the server its
+project id hashes to (rendezvous hashing, as a load balancer would route), then to a random
+one, and the table gives both and each server's loaded indexes.
 """
 
 from __future__ import annotations
@@ -208,11 +208,15 @@ def route(project_id: str, servers: int) -> int:
 
 def measure(data_dir: Path, token: str, ids: list[str], figures: Figures, args: Any) -> None:
     """A first start on the store as built (each small project's index saved as its writes
-    left it, ``IndexRegistry.written``): cold, warm and the workloads; then a restart, with
-    every searched project's index saved, and the uniform workload again."""
+    left it, ``IndexRegistry.written``): cold, warm and the workloads; with several servers,
+    each starting on an empty cache, the workloads again sent at random, from servers
+    restarted on empty caches; then a restart, with every searched project's index saved, and
+    the uniform workload again."""
     texts = list(queries(DATA / "scifact").values())
     bases = [f"http://127.0.0.1:{args.port + k}" for k in range(args.servers)]
     headers = {"Authorization": f"Bearer {token}"}
+    if len(bases) > 1:
+        _empty_caches(data_dir, len(bases))  # what an earlier run (--reuse) saved in them
     servers, figures.ready_s = _start(data_dir, token, bases, args)
     try:
         figures.idle_rss_mib = sum(_rss_mib(s.pid) for s in servers)
@@ -226,7 +230,10 @@ def measure(data_dir: Path, token: str, ids: list[str], figures: Figures, args: 
         for shape in ("uniform", "zipf"):
             figures.workload[shape] = _workload(bases, headers, ids, texts, shape, True, args)
         figures.loaded = [int(_metric(b, "naturali_indexes_loaded")) for b in bases]
-        if len(bases) > 1:
+        if len(bases) > 1:  # sent at random, from the same start: servers with empty caches
+            _stop(servers)
+            _empty_caches(data_dir, len(bases))
+            servers, _ = _start(data_dir, token, bases, args)
             for shape in ("uniform", "zipf"):
                 figures.workload[f"{shape}, to a random server"] = _workload(
                     bases, headers, ids, texts, shape, False, args
@@ -260,6 +267,12 @@ def _start(
         for k in range(1, len(bases))
     ]
     return servers, ready
+
+
+def _empty_caches(data_dir: Path, servers: int) -> None:
+    """Each server's cache (``_env``) removed: its next start has loaded and saved nothing."""
+    for k in range(servers):
+        shutil.rmtree(data_dir / f"cache-{k}", ignore_errors=True)
 
 
 def _stop(servers: list[subprocess.Popen[bytes]]) -> None:
@@ -372,7 +385,7 @@ def report(rows: list[Figures]) -> None:
     print(f"{'indexes loaded, per server':42}" + "".join(f"{str(r.loaded):>12}" for r in rows))
     if rows[-1].loaded_at_random:
         cells = "".join(f"{str(r.loaded_at_random):>12}" for r in rows)
-        print(f"{'  and after the random workloads too':42}{cells}")
+        print(f"{'  after the random workloads instead':42}{cells}")
     last = rows[-1]
     print(
         f"tenants: projects={last.projects} cold_p50_ms={last.cold_p50_ms:.1f} "
