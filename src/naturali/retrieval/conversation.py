@@ -25,7 +25,6 @@ import numpy.typing as npt
 
 from naturali.model import SourceType
 from naturali.retrieval.index import ProjectIndex
-from naturali.retrieval.owners import SOURCE_CODE
 
 Rows = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float32]
@@ -41,12 +40,13 @@ def rescored(
     index: ProjectIndex,
     mask: npt.NDArray[np.bool_],
     candidates: Rows,
+    memory: npt.NDArray[np.bool_],
     fused: Floats,
     names: Sequence[str],
     weights: Conversation,
 ) -> Floats:
-    """``fused`` (the candidates' scores, ``candidates`` sorted) with the memories re-scored."""
-    memory = index.source[candidates] == SOURCE_CODE[SourceType.MEMORY]
+    """``fused`` (the candidates' scores, ``candidates`` sorted) with the memories among them
+    (``memory``) re-scored."""
     if not memory.any():
         return fused
     out = fused.copy()

@@ -25,7 +25,8 @@ CANDIDATES_PER_LEG = 100
 @dataclass(frozen=True)
 class Pool:
     """The candidates a fusion scores: ``rows`` (sorted) with their ``cosines``, each leg's
-    candidates best first, and every row's BM25 (zero outside the mask)."""
+    candidates best first, every row's BM25 (zero outside the mask), and which of ``rows`` are
+    memories."""
 
     rows: npt.NDArray[np.int64]
     cosines: npt.NDArray[np.float32]
@@ -33,6 +34,7 @@ class Pool:
     lexical: npt.NDArray[np.int64]
     bm25: npt.NDArray[np.float32]
     bound: float  # the most BM25 the query could reach (``LexicalScores.bound``)
+    memory: npt.NDArray[np.bool_]
 
 
 Fuse = Callable[[Pool], npt.NDArray[np.float32]]
@@ -127,10 +129,13 @@ def rank(
         (nearest.rows, nearest.cosines),
         (lexical_candidates, index.vector_leg.cosines(lexical_candidates, query)),
     )
-    pool = Pool(rows, cosines, nearest.rows, lexical_candidates, bm25, bound)
+    memory = index.source[rows] == SOURCE_CODE[SourceType.MEMORY]
+    pool = Pool(rows, cosines, nearest.rows, lexical_candidates, bm25, bound, memory)
     fused, fed = _fused(index, ranking, pool, query, min_similarity)
     if ranking.conversation is not None:
-        fused = conversation.rescored(index, mask, rows, fused, asked.names, ranking.conversation)
+        fused = conversation.rescored(
+            index, mask, rows, memory, fused, asked.names, ranking.conversation
+        )
     order = np.lexsort((index.seqs[rows], -fused))[:limit]
     if timings is not None:
         _timed(timings, (started, lexical, embedded, vector, time.perf_counter()))
@@ -216,7 +221,7 @@ def _fed_back(
     (NaN for a memory). Memories keep theirs: a question about a conversation often spans
     several of its turns, and moving it toward the two best narrowed it (LoCoMo-dev
     multi-hop 0.480 → 0.465)."""
-    documents = index.source[pool.rows] != SOURCE_CODE[SourceType.MEMORY]
+    documents = ~pool.memory
     if not documents.any():
         return fused, None
     rows = pool.rows[documents]
