@@ -6,6 +6,7 @@ connection closes once the thread ended."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -100,6 +101,36 @@ def test_a_store_slow_to_open_holds_up_only_its_own_callers(tmp_path: Path) -> N
     assert slow.wait(30)
     assert registry.open_count() == 2
     registry.close()
+
+
+def test_a_store_opened_again_to_be_read_writes_nothing(tmp_path: Path) -> None:
+    """A cold search opens its store: when the store was opened before, opening, viewing and
+    closing it commit nothing to its state (a write costs fsyncs, and closing the last
+    connection then checkpoints its WAL)."""
+    registry = StoreRegistry(tmp_path / "stores", SqliteState, SqliteState, max_open=0)
+    with registry.opened("team") as opened:  # its first open makes the schema and identity
+        opened.view()
+    path = tmp_path / "stores" / "team" / "state.sqlite"
+    with sqlite3.connect(path) as watcher:
+        (before,) = watcher.execute("PRAGMA data_version").fetchone()
+        for _ in range(3):
+            with registry.opened("team") as opened:
+                assert opened.view().scan is not None
+        assert registry.open_count() == 0  # closed each time: each use opened it again
+        (after,) = watcher.execute("PRAGMA data_version").fetchone()
+    assert after == before  # no other connection committed
+    registry.close()
+
+
+def test_a_state_made_with_an_older_schema_is_brought_up_to_date(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    SqliteState(path).close()
+    with sqlite3.connect(path) as conn:  # as a version without the parsed fronts left it
+        conn.execute("DROP TABLE parsed_fronts_v1")
+        conn.execute("PRAGMA user_version = 0")
+    state = SqliteState(path)
+    assert state.known_fronts(["d"]) == {}  # reads the table the open made again
+    state.close()
 
 
 def test_a_threads_connection_closes_after_the_thread_ends(tmp_path: Path) -> None:

@@ -151,10 +151,12 @@ def test_state_of_another_store_is_refused(tmp_path: Path, embedder: OnnxEmbedde
     assert a.grep_ids("pelican") == ["clm_a"]
     b_base = f"/v1/projects/{a.project}/memory_stores/{b_store}/knowledge"
     assert api.post(f"{b_base}/records", json={}).status_code == 200
+    memories = f"/v1/projects/{a.project}/memory_stores/{a.store}/memories"
+    assert api.post(memories, json={"content": "a pelican, written"}).status_code == 201
     with sqlite3.connect(a.path.parent / "state.sqlite") as conn:
         (owner,) = conn.execute("SELECT store_id FROM store_identity_v1").fetchone()
         sessions = conn.execute("SELECT pid, writes FROM session_activity_v1").fetchall()
-    assert owner == a.store and sessions
+    assert owner == a.store and sessions and sessions[0][1] >= 1  # the process that wrote
     # Someone copies store a's state.sqlite over store b's while b is closed.
     api.naturali.stores.forget(b_store)
     target = api.naturali.settings.data_dir / "stores" / b_store / "state.sqlite"

@@ -96,7 +96,7 @@ class StateStore(Protocol):
         ...
 
     def sessions(self) -> list[SessionRow]:
-        """Every process that opened the store, with its last activity and writes."""
+        """Every process that wrote to the store, with its last activity and writes."""
         ...
 
     def guards_version(self) -> int:

@@ -120,9 +120,10 @@ class OpenStore:
         return _view(scan, guards, self._load_ontology(), -1, None)
 
     def note_write(self) -> None:
-        """Session activity: writes are added to this process's row at most once a second
-        (a transaction per write would cost a quarter of the write rate). Called under the
-        store's write lock."""
+        """Session activity: this process's row is written with its first write to the store
+        (opening a store to search it writes nothing), then writes are added at most once a
+        second (a transaction per write would cost a quarter of the write rate). Called under
+        the store's write lock."""
         self._unrecorded_writes += 1
         now = time.monotonic()
         if now - self._writes_recorded_at >= 1.0:
@@ -289,7 +290,6 @@ class StoreRegistry:
                 f"{store_id}; put back this store's own state.sqlite",
                 code="store_identity_mismatch",
             )
-        state.record_session(self._session, writes=0)
         scanner = VaultScanner(store_dir / "vault", self._max_files, fronts=state)
         return OpenStore(store_dir, scanner, state, self._session)
 
