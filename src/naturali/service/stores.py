@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from naturali.errors import Conflict, NotFound
@@ -238,8 +239,9 @@ class StoreRegistry:
                     # One connection a thread that used it, closed but this thread's: an
                     # idle store holds one (the next other caller connects, ~0.2 ms).
                     opened.state.idle()
-                unused = [o for o in self._contexts.values() if not o.users]
-                closing = unused[: max(0, len(self._contexts) - self._max_open)]
+                # Oldest first (``_used`` moves a store to the end): only the few to close are read.
+                unused = (o for o in self._contexts.values() if not o.users)
+                closing = list(islice(unused, max(0, len(self._contexts) - self._max_open)))
                 for store in closing:
                     del self._contexts[store.store_dir.name]
             for store in closing:
