@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,8 @@ import pytest
 
 from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
+from naturali.ports.embedder import Vectors
+from naturali.service.documents import Upload
 from pdfs import scanned_pdf, text_pdf
 
 
@@ -36,6 +38,32 @@ def test_create_from_json_text_keeps_metadata_casing(api: Api) -> None:
     got = api.get(f"/v1/projects/{project_id}/documents/{doc['id']}").json()
     assert got["metadata"] == metadata and list(got["metadata"]) == list(metadata)
     assert got["tags"] == {"team": "support"}
+
+
+def test_a_small_uploads_passages_are_embedded_at_the_searches_priority(
+    api: Api, embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its answer waits on them: on the passage threads (lower priority) a note took ~2 s on
+    a server busy with searches. A bulk ingest's passages still wait their turn."""
+    project_id = api.project()
+    calls: list[tuple[list[str], bool]] = []
+    embed = embedder.embed
+
+    def recording(texts: Sequence[str], *, urgent: bool = False) -> Vectors:
+        calls.append((list(texts), urgent))
+        return embed(texts, urgent=urgent)
+
+    monkeypatch.setattr(embedder, "embed", recording)
+    note = {"path": "/notes/kettle.md", "content": "The kettle descales every Friday."}
+    assert api.post(f"/v1/projects/{project_id}/documents", json=note).status_code == 201
+    assert calls and all(urgent for _, urgent in calls)
+    calls.clear()
+    user = api.naturali.auth.authenticate(api.token)
+    shelves = [
+        Upload(f"Shelf {n} holds atlases.".encode(), f"{n}.md", f"/{n}.md") for n in range(3)
+    ]
+    assert len(api.naturali.documents.create_many(user, project_id, shelves)) == 3
+    assert calls and not any(urgent for _, urgent in calls)
 
 
 def test_multipart_upload_with_json_fields(api: Api) -> None:

@@ -230,7 +230,7 @@ class Documents:
         )
         with self._quotas.reserve(project_id, adding):
             if len(prepared.drafts) <= INLINE_CHUNKS and not prepared.ocr_pages:
-                return self._commit([prepared])[0]
+                return self._commit([prepared], urgent=True)[0]
             return self._enqueue(prepared, current)
 
     def _enqueue(self, prepared: _Prepared, current: Document | None) -> Document:
@@ -339,11 +339,17 @@ class Documents:
         drafts = under_title(read.drafts, document.title)
         return _Prepared(document, upload.data, drafts, current is None, read.ocr_pending)
 
-    def _commit(self, prepared: builtins.list[_Prepared | Document]) -> builtins.list[Document]:
+    def _commit(
+        self, prepared: builtins.list[_Prepared | Document], *, urgent: bool = False
+    ) -> builtins.list[Document]:
+        """``urgent``: one upload's few passages, which its answer waits on, embedded at the
+        searches' priority (a bulk ingest's wait their turn behind searches)."""
         embedder = self._embedder()
         pending = [p for p in prepared if isinstance(p, _Prepared)]
         texts = [in_context(d.text, d.context) for p in pending for d in p.drafts]
-        vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension))
+        vectors = (
+            embedder.embed(texts, urgent=urgent) if texts else np.zeros((0, embedder.dimension))
+        )
         out: builtins.list[Document] = []
         offset = 0
         for item in prepared:
