@@ -5,6 +5,8 @@ endless word) read by the real worker, and through the API with nothing stored w
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,26 @@ def test_stray_control_characters_are_read_and_binary_is_refused() -> None:
 @pytest.fixture
 def small_api(tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]) -> Iterator[Api]:
     yield from make_api(tmp_path, embedder, backend, max_chunks_per_document=50)
+
+
+_LARGE_SERVER = """
+import json, sys
+from naturali.ingest import isolated, limits
+held = b"x" * (limits.RETIRE_RSS_BYTES + 64 * 1024 * 1024)  # a server holding many indexes
+request = {"filename": "n.md", "counter": "wordpiece", "max_chunks": 10, "ocr_texts": None}
+answers = [isolated._POOL.ask(request, b"A note.") for _ in range(2)]
+print(json.dumps([a["retire"] for a in answers]))
+"""
+
+
+def test_a_worker_started_by_a_large_server_is_kept_for_the_next_file() -> None:
+    """Linux carries a process's peak memory across fork and exec: measured by it, every
+    worker of a server above the bound was replaced after each file (~0.2 s idle, seconds
+    under load, for every upload)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _LARGE_SERVER], capture_output=True, check=True, timeout=120
+    )
+    assert json.loads(out.stdout) == [False, False]
 
 
 def test_a_version_over_the_chunk_limit_is_413_and_nothing_is_stored(small_api: Api) -> None:

@@ -109,7 +109,6 @@ class _Worker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            preexec_fn=_lower_priority,  # only nice before exec
         )
 
     def ask(self, request: dict[str, Any], data: bytes, wall: float) -> dict[str, Any] | None:
@@ -174,7 +173,3 @@ class _Pool:
 
 
 _POOL = _Pool(SLOTS)
-
-
-def _lower_priority() -> None:
-    os.nice(10)

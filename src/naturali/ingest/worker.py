@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import struct
 import sys
 from collections.abc import Callable
@@ -23,10 +24,15 @@ from naturali.ingest.chunk import TooManyChunks, chunk_pages
 from naturali.ingest.extract import extract, ocr_page
 
 FRAME = struct.Struct("!Q")
+NICE = 10  # files are read beside searches, which go first
 Counter = Callable[[str], int]
 
 
 def main() -> None:
+    # Its own priority, lowered here rather than by the server between fork and exec: that
+    # needs a fork of the whole server (not the cheap spawn subprocess makes without it),
+    # unsafe beside the server's threads.
+    os.nice(NICE)
     limits.limit_process()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while (header := read_frame(stdin)) is not None:
