@@ -12,8 +12,8 @@ real ``naturali serve`` on it, and:
 - restart to ready (``/readyz`` 200), RSS and open descriptors of the idle server;
 - the first search of 200 cold projects (p50/p99), then the same again, warm;
 - C clients for T seconds, each searching a random project (uniform, then Zipf s = 1.1) and
-  uploading a document one time in 20: p50/p99 of the searches, evictions a second
-  (``naturali_index_evictions``), RSS and descriptors after;
+  uploading a document one time in 20: p50/p99 of the searches and of the uploads, evictions
+  a second (``naturali_index_evictions``), RSS and descriptors after;
 - a restart, every project searched having its index saved by then: to ready, and the uniform
   workload again, RSS and descriptors after it;
 
@@ -89,7 +89,8 @@ class Figures:
     cold_p99_ms: float = 0.0
     warm_p50_ms: float = 0.0
     warm_p99_ms: float = 0.0
-    workload: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # per workload: search p50, p99 ms, evictions a second, upload p50, p99 ms
+    workload: dict[str, tuple[float, ...]] = field(default_factory=dict)
     rss_mib: float = 0.0
     fds: int = 0
     restart_s: float = 0.0  # to ready again, every searched project's index saved
@@ -308,11 +309,13 @@ def _workload(
     shape: str,
     routed: bool,
     args: Any,
-) -> tuple[float, float, float]:
-    """(p50 ms, p99 ms, evictions a second over the servers) of C clients for T seconds, each
-    request sent to its project's server (``routed``) or to any."""
+) -> tuple[float, ...]:
+    """(search p50 ms, p99 ms, evictions a second over the servers, upload p50 ms, p99 ms) of
+    C clients for T seconds, each request sent to its project's server (``routed``) or to any.
+    An upload is answered once its passages are searchable, so a client waits for it."""
     weights = [1.0 / (i + 1) ** 1.1 for i in range(len(ids))] if shape == "zipf" else None
     took: list[float] = []
+    uploaded: list[float] = []
     deadline = time.monotonic() + args.seconds
     before = sum(_metric(b, "naturali_index_evictions") for b in bases)
 
@@ -323,7 +326,10 @@ def _workload(
             project = rng.choices(ids, weights)[0] if weights else rng.choice(ids)
             http = own[route(project, len(bases)) if routed else rng.randrange(len(bases))]
             if rng.random() < 0.05:
-                http.post(f"/v1/projects/{project}/documents", json=_note(rng))
+                started = time.perf_counter()
+                response = http.post(f"/v1/projects/{project}/documents", json=_note(rng))
+                uploaded.append((time.perf_counter() - started) * 1000)
+                assert response.status_code == 201, response.text
             else:
                 took.append(_search(http, project, texts))
         for http in own:
@@ -335,7 +341,8 @@ def _workload(
     for thread in threads:
         thread.join()
     evicted = sum(_metric(b, "naturali_index_evictions") for b in bases) - before
-    return median(took), percentile(took, 99), evicted / args.seconds
+    searched = (median(took), percentile(took, 99), evicted / args.seconds)
+    return (*searched, median(uploaded), percentile(uploaded, 99))
 
 
 def _note(rng: random.Random) -> dict[str, str]:
@@ -378,7 +385,7 @@ def report(rows: list[Figures]) -> None:
         cells = "".join(f"{fmt.format(v):>12}" for v in values)
         print(f"{label:42}{cells}{exponent(sizes, [float(v) for v in values]):>10.2f}")
     for shape in rows[-1].workload:
-        for i, what in enumerate(("p50 ms", "p99 ms", "evictions/s")):
+        for i, what in enumerate(("p50 ms", "p99 ms", "evictions/s", "upload p50", "upload p99")):
             values = [r.workload[shape][i] for r in rows]
             cells = "".join(f"{v:>12.1f}" for v in values)
             print(f"{f'{shape}, {what}':42}{cells}")
