@@ -13,7 +13,7 @@ real ``naturali serve`` on it, and:
 - the first search of 200 cold projects (p50/p99), then the same again, warm;
 - C clients for T seconds, each searching a random project (uniform, then Zipf s = 1.1) and
   uploading a document one time in 20: p50/p99 of the searches and of the uploads, evictions
-  a second (``naturali_index_evictions``), RSS and descriptors after;
+  a second (``naturali_index_evictions_total``), RSS and descriptors after;
 - a restart, every project searched having its index saved by then: to ready, and the uniform
   workload again, RSS and descriptors after it;
 
@@ -317,7 +317,7 @@ def _workload(
     took: list[float] = []
     uploaded: list[float] = []
     deadline = time.monotonic() + args.seconds
-    before = sum(_metric(b, "naturali_index_evictions") for b in bases)
+    before = sum(_metric(b, "naturali_index_evictions_total") for b in bases)
 
     def client(seed: int) -> None:
         rng = random.Random(seed)
@@ -340,7 +340,7 @@ def _workload(
         thread.start()
     for thread in threads:
         thread.join()
-    evicted = sum(_metric(b, "naturali_index_evictions") for b in bases) - before
+    evicted = sum(_metric(b, "naturali_index_evictions_total") for b in bases) - before
     searched = (median(took), percentile(took, 99), evicted / args.seconds)
     return (*searched, median(uploaded), percentile(uploaded, 99))
 
