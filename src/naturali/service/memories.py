@@ -32,7 +32,7 @@ from naturali.service.auth import Auth
 from naturali.service.mutations import MemoryStoreKey, Mutations, Written
 from naturali.service.quotas import Quotas
 from naturali.service.requests import SaveRequest, WithdrawRequest
-from naturali.service.stores import StoreRegistry, StoreView, require_store
+from naturali.service.stores import StoreRegistry, require_store
 from naturali.text.context import in_context
 from naturali.vault.record import Record, parse
 
@@ -72,10 +72,6 @@ class Memories:
         # One reconcile per store at a time: the background indexer and searches share it.
         self._reconciling: dict[str, threading.Lock] = {}
         self._reconciling_guard = threading.Lock()
-        # Per store, the view the catalogue last matched in full, with its active records: while
-        # the store hands out that same view (it makes a new one when the scan generation,
-        # guards or ontology change), a search skips reading every memory's hash back.
-        self._matched: dict[str, tuple[StoreView, int]] = {}
 
     def vault(self, store_id: str) -> Path:
         """The directory of a store's Markdown records."""
@@ -278,7 +274,7 @@ class Memories:
         with self._stores.opened(store.id) as opened:
             view = opened.view()
         invalid = [f"{i.path}: {i.message}" for i in view.scan.issues]
-        matched = self._matched.get(store.id)
+        matched = opened.matched
         if matched and matched[0] is view:
             return ReconcileReport(0, 0, matched[1], invalid)
         active = {i: e for i, e in view.entries.items() if e.lifecycle == "active"}
@@ -298,7 +294,7 @@ class Memories:
             self._storage.remove_memory(store.id, record_id)
             removed += 1
         if complete:
-            self._matched[store.id] = (view, len(active))
+            opened.matched = (view, len(active))
         return ReconcileReport(indexed, removed, len(active) - indexed, invalid)
 
     def index_written(self, project_id: str, store_id: str, writes: Iterable[PlannedWrite]) -> None:

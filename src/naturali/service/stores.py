@@ -59,6 +59,11 @@ class OpenStore:
     _retired_seen: frozenset[tuple[str, str]] = frozenset()
     _unrecorded_writes: int = 0
     _writes_recorded_at: float = 0.0
+    # The view the catalogue last matched in full, with its active records: while the store
+    # hands out that same view (a new one when the scan generation, guards or ontology
+    # change), a search skips reading every memory's hash back. Held while the store is open
+    # (a server's memory does not grow with every store it ever searched).
+    matched: tuple[StoreView, int] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     users: int = 0  # callers inside StoreRegistry.opened: it is not closed under them
 
