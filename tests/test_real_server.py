@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -539,6 +540,34 @@ def test_the_server_hands_the_gil_over_within_a_millisecond(
     finally:
         sys.setswitchinterval(before)
     assert seen == [GIL_SWITCH_INTERVAL] and before > GIL_SWITCH_INTERVAL
+
+
+_FRAGMENTED_HEAP = """
+import json, numpy as np
+from naturali.compose import _malloc_trim
+def anon():
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("RssAnon"))
+big = np.ones(16 << 20, np.uint8)
+del big  # glibc raises its mmap threshold past it: the arrays below come from the heap
+kept, dropped = [], []
+for i in range(3000):  # as indexes loaded and dropped in turn leave it
+    (kept if i % 10 == 0 else dropped).append(np.ones(100_000, np.uint8))
+dropped.clear()
+before = anon()
+_malloc_trim()(0)
+print(json.dumps([before, anon()]))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_the_server_gives_memory_its_dropped_indexes_freed_back_to_the_system() -> None:
+    """Freed between arrays still held, the heap's pages stay the process's until trimmed
+    (``compose.own_process`` trims every few seconds): here 270 MB of them."""
+    out = subprocess.run(
+        [sys.executable, "-c", _FRAGMENTED_HEAP], capture_output=True, check=True, timeout=120
+    )
+    before, after = json.loads(out.stdout)  # KiB
+    assert before - after > 150 * 1024
 
 
 def test_a_restarted_server_restores_its_saved_indexes_as_it_starts(tmp_path: Path) -> None:

@@ -5,9 +5,12 @@ else; nothing starts a thread at import."""
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -89,6 +92,32 @@ def own_process() -> None:
     """What a server that owns its process sets for it (``naturali serve``)."""
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     gc.set_threshold(*GC_THRESHOLDS)
+    trim = _malloc_trim()
+    started = any(t.name == "naturali-trim" for t in threading.enumerate())
+    if trim is not None and not started:
+        threading.Thread(target=_trimming, args=(trim,), name="naturali-trim", daemon=True).start()
+
+
+# How often the C heap's free pages go back to the system. Dropped indexes free their arrays
+# in every thread's malloc arena, in pieces no arena can give back alone: under a uniform
+# search of 10,000 projects (~30 indexes dropped a second) RSS grew ~1 GB past what the
+# loaded indexes held in four minutes. A trim of a ~3 GB heap takes a few ms, off the GIL.
+TRIM_SECONDS = 5.0
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``; None where the C library has none (musl, macOS)."""
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+def _trimming(trim: Callable[[int], int]) -> None:
+    while True:
+        time.sleep(TRIM_SECONDS)
+        trim(0)
 
 
 def _stores(settings: Settings) -> tuple[Storage, StateFactory]:
