@@ -99,8 +99,10 @@ class Settings:
     # unset. With PostgreSQL each server needs its own (the data dir is shared).
     cache_dir: Path | None = None
     # In-memory search indexes beyond this are dropped, least recently searched first, and
-    # reloaded from the store on demand.
-    index_memory_bytes: int = 2048 * MiB
+    # reloaded from their snapshots on demand. 1 GiB holds a project of ~1.9M chunks, or
+    # ~3,300 projects of 100; with the rest of a server (~0.7 GB at 10,000 projects) it
+    # stays under 2 GB.
+    index_memory_bytes: int = 1024 * MiB
     # A search index is saved to <cache_dir>/indexes once this many chunks were added since
     # its last save (and on shutdown), so a restart reads only what changed since.
     index_snapshot_rows: int = 10_000
