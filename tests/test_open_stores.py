@@ -1,18 +1,22 @@
 """Descriptors a server holds stay bounded: at most ``open_stores`` memory stores stay open
 while unused (many stores used in turn do not hold a descriptor each), an evicted store
 answers as before when next asked, a store is never closed under a caller using it, a store
-slow to open holds up only its own callers (service/stores.py), and a thread's database
-connection closes once the thread ended."""
+slow to open holds up only its own callers (service/stores.py), a closed store's view is
+freed, a store opened again to be read writes nothing, and a thread's database connection
+closes once the thread ended."""
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
 from conftest import Api, make_api, open_files
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.service.stores import StoreRegistry
+from naturali.model import MemoryStore
+from naturali.service.stores import StoreRegistry, StoreView
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.state import SqliteState
 from naturali.vault.watch import VaultWatch
@@ -52,6 +56,29 @@ def test_many_stores_used_in_turn_hold_a_bounded_set_open(
         _memory(api, project_id, stores[0], "a second kestrel, written after a reopen")
         url = f"/v1/projects/{project_id}/memory_stores/{stores[0]}/knowledge/grep"
         assert api.post(url, json={"query": "kestrel"}).json()["total"] == 2
+
+
+def _reconciled(api: Api, store: MemoryStore) -> weakref.ref[StoreView]:
+    """The view a reconcile of the store matched (the open store's, while it is open)."""
+    with api.naturali.stores.opened(store.id) as opened:
+        api.naturali.memories.reconcile(store)
+        return weakref.ref(opened.view())
+
+
+def test_a_closed_stores_view_is_not_held(tmp_path: Path, embedder: OnnxEmbedder) -> None:
+    """A server does not keep what it read of every store it ever searched: once closed, a
+    store's view (its records read and parsed) is freed."""
+    for api in make_api(tmp_path, embedder, open_stores=0):
+        project_id = api.project()
+        r = api.post(f"/v1/projects/{project_id}/memory_stores", json={"name": "s"})
+        store = api.naturali.memories.get_store(
+            api.naturali.auth.authenticate(api.token), project_id, r.json()["id"]
+        )
+        _memory(api, project_id, store.id, "the kestrel nests on the north cliff")
+        view = _reconciled(api, store)
+        assert api.naturali.stores.open_count() == 0
+        gc.collect()
+        assert view() is None
 
 
 def _use(registry: StoreRegistry, store_id: str, done: threading.Event) -> None:
