@@ -20,6 +20,7 @@ from pathlib import Path
 
 from naturali.errors import Conflict, InvalidRequest
 from naturali.settings import Settings
+from naturali.vault.files import TEMP_PREFIX, TEMP_SUFFIX
 
 TOP_FILES = ("owner-token", "naturali.toml")
 
@@ -37,7 +38,10 @@ def backup(settings: Settings, dest: Path, say: Callable[[str], None] = lambda _
     copy_database(source / "catalog.sqlite", dest / "catalog.sqlite")
     say("catalog copied")
     if (source / "files").exists():
-        shutil.copytree(source / "files", dest / "files", dirs_exist_ok=True)
+        # A file still being written (its temporary name) belongs to no copied row, and is
+        # renamed away while the copy goes on.
+        being_written = shutil.ignore_patterns(f"{TEMP_PREFIX}*{TEMP_SUFFIX}")
+        shutil.copytree(source / "files", dest / "files", ignore=being_written, dirs_exist_ok=True)
     say("files copied")
     for name in TOP_FILES:
         if (source / name).exists():
