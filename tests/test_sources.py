@@ -456,7 +456,10 @@ def test_a_real_documentation_site_is_crawled_and_answers_from_its_pages(
         api.post(f"/v1/projects/{project}/sources/{made['id']}/sync")
         source = _synced(api, project, made["id"])
         assert source["last_run"]["error"] is None, source["last_run"]
-        assert set(_documents(api, project)) == {f"/sqlite/{page}" for page in pages}
+        crawled = _documents(api, project)
+        assert set(crawled) == {f"/sqlite/{page}" for page in pages}
+        for document in crawled.values():  # a long page is embedded in the background
+            assert api.ready(project, document["id"])["status"] == "ready"
         query = "situations where SQLite works well instead of a client/server database"
         hit = api.search(project, query=query, limit=1).json()["results"][0]
         assert hit["path"] == "/sqlite/whentouse.html"
