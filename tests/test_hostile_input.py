@@ -237,7 +237,8 @@ def test_a_worker_that_runs_out_of_time_is_a_clear_400(
 ) -> None:
     from naturali.ingest import limits
 
-    monkeypatch.setattr(limits, "wall_seconds", lambda size: 0.001)
+    # No time at all: a worker kept warm reads a one-page PDF within a millisecond.
+    monkeypatch.setattr(limits, "wall_seconds", lambda size: 0.0)
     project = api.project()
     r = api.upload(project, "/a.pdf", text_pdf(["Some text."]), "a.pdf")
     assert_error(r, 400, "pdf_limit_reached")
