@@ -7,7 +7,7 @@ import io
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
+from naturali.ports.embedder import Vectors
 from naturali.service.container import Services
 from naturali.service.operations import OPERATIONS
 from naturali.service.stores import OpenStore
@@ -31,6 +32,24 @@ def embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
     embedder = OnnxEmbedder(threads=2, cache_dir=tmp_path_factory.mktemp("models"))
     assert embedder.query_model_loaded.wait(120)  # the default model's queries: no build
     return embedder
+
+
+EmbedCall = tuple[list[str], bool]  # the texts of one ``embed`` call, and whether urgent
+
+
+@pytest.fixture
+def embed_calls(embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> list[EmbedCall]:
+    """Every call of the shared embedder's ``embed`` while the test runs, as it is made
+    (each still embedded by the real model)."""
+    calls: list[EmbedCall] = []
+    embed = embedder.embed
+
+    def recording(texts: Sequence[str], *, urgent: bool = False) -> Vectors:
+        calls.append((list(texts), urgent))
+        return embed(texts, urgent=urgent)
+
+    monkeypatch.setattr(embedder, "embed", recording)
+    return calls
 
 
 @dataclass

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Api, assert_error, make_api
+from conftest import Api, EmbedCall, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.ports.embedder import Vectors
 from naturali.service.documents import Upload
 from pdfs import scanned_pdf, text_pdf
 
@@ -41,29 +40,21 @@ def test_create_from_json_text_keeps_metadata_casing(api: Api) -> None:
 
 
 def test_a_small_uploads_passages_are_embedded_at_the_searches_priority(
-    api: Api, embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+    api: Api, embed_calls: list[EmbedCall]
 ) -> None:
-    """Its answer waits on them: on the passage threads (lower priority) a note took ~2 s on
-    a server busy with searches. A bulk ingest's passages still wait their turn."""
+    """Its answer waits on them: on the passage threads (lower priority) a note waited behind
+    a busy server's searches. A bulk ingest's passages still wait their turn."""
     project_id = api.project()
-    calls: list[tuple[list[str], bool]] = []
-    embed = embedder.embed
-
-    def recording(texts: Sequence[str], *, urgent: bool = False) -> Vectors:
-        calls.append((list(texts), urgent))
-        return embed(texts, urgent=urgent)
-
-    monkeypatch.setattr(embedder, "embed", recording)
     note = {"path": "/notes/kettle.md", "content": "The kettle descales every Friday."}
     assert api.post(f"/v1/projects/{project_id}/documents", json=note).status_code == 201
-    assert calls and all(urgent for _, urgent in calls)
-    calls.clear()
+    assert embed_calls and all(urgent for _, urgent in embed_calls)
+    embed_calls.clear()
     user = api.naturali.auth.authenticate(api.token)
     shelves = [
         Upload(f"Shelf {n} holds atlases.".encode(), f"{n}.md", f"/{n}.md") for n in range(3)
     ]
     assert len(api.naturali.documents.create_many(user, project_id, shelves)) == 3
-    assert calls and not any(urgent for _, urgent in calls)
+    assert embed_calls and not any(urgent for _, urgent in embed_calls)
 
 
 def test_multipart_upload_with_json_fields(api: Api) -> None:

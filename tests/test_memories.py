@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from conftest import Api, assert_error
-from naturali.embed.onnx import OnnxEmbedder
-from naturali.ports.embedder import Vectors
+from conftest import Api, EmbedCall, assert_error
 from naturali.ports.state import PlannedWrite
 from naturali.service.mutations import MemoryStoreKey
 from naturali.service.requests import SaveRequest
@@ -167,21 +164,11 @@ def test_a_search_reads_memory_hashes_back_only_after_the_vault_changed(
     assert len(reads) == first + 1 and hits[0]["memory_id"] == "clm_hand"
 
 
-def test_memories_are_embedded_as_urgent_passages(
-    api: Api, embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_memories_are_embedded_as_urgent_passages(api: Api, embed_calls: list[EmbedCall]) -> None:
     """A memory is indexed under its store's reconcile lock, which searches of the store wait
     on: its passages must not queue behind an upload's batches on the passage threads."""
     project_id = api.project()
     store_id = _store(api, project_id)
-    calls: list[tuple[list[str], bool]] = []
-    embed = embedder.embed
-
-    def recording(texts: Sequence[str], *, urgent: bool = False) -> Vectors:
-        calls.append((list(texts), urgent))
-        return embed(texts, urgent=urgent)
-
-    monkeypatch.setattr(embedder, "embed", recording)
     url = f"/v1/projects/{project_id}/memory_stores/{store_id}/memories"
     assert api.post(url, json={"content": "The office wifi password rotates monthly."}).is_success
     (_vault(api, store_id) / "handwritten.md").write_text(  # indexed by the next search
@@ -189,7 +176,7 @@ def test_memories_are_embedded_as_urgent_passages(
         "type: fact\ntitle: Door\n---\nThe office door code changes weekly.\n"
     )
     assert api.search(project_id, query="door code").json()["results"][0]["memory_id"] == "clm_hand"
-    embedded = {text.strip(): urgent for texts, urgent in calls for text in texts}
+    embedded = {text.strip(): urgent for texts, urgent in embed_calls for text in texts}
     assert embedded == {
         "The office wifi password rotates monthly.": True,
         "The office door code changes weekly.": True,
