@@ -52,8 +52,8 @@ def rescored(
     out = fused.copy()
     if weights.neighbour_weight:
         out[memory] += (
-            weights.neighbour_weight * _neighbour_mean(index, mask, candidates, fused)[memory]
-        )
+            weights.neighbour_weight * _neighbour_mean(index, mask, candidates, memory, fused)
+        )[memory]
     if names and weights.unnamed_factor != 1.0:
         rows = candidates[memory]
         named = np.mean([index.lexical.containing(name, rows) for name in names], axis=0)
@@ -63,10 +63,14 @@ def rescored(
 
 
 def _neighbour_mean(
-    index: ProjectIndex, mask: npt.NDArray[np.bool_], candidates: Rows, fused: Floats
+    index: ProjectIndex,
+    mask: npt.NDArray[np.bool_],
+    candidates: Rows,
+    memory: npt.NDArray[np.bool_],
+    fused: Floats,
 ) -> Floats:
-    """Each candidate's mean of its two neighbours' fused scores (0 for a neighbour that is no
-    candidate, or is no memory of the same store)."""
+    """Each memory candidate's mean of its two neighbours' fused scores (0 for a neighbour
+    that is no candidate, or is no memory of the same store; 0 for every other candidate)."""
     subset = np.flatnonzero(mask)
     at = np.searchsorted(subset, candidates)
     total = np.zeros(candidates.size, np.float32)
@@ -77,7 +81,7 @@ def _neighbour_mean(
         neighbour[inside] = subset[place[inside]]
         where = np.searchsorted(candidates, neighbour)
         where = np.minimum(where, candidates.size - 1)
-        found = inside & (candidates[where] == neighbour)
+        found = memory & inside & (candidates[where] == neighbour)
         for i in np.flatnonzero(found):
             if _same_store(index, int(candidates[i]), int(neighbour[i])):
                 total[i] += fused[where[i]]
