@@ -160,6 +160,31 @@ def test_a_restarted_server_restores_its_saved_indexes_before_any_search(
     assert any(path == "/pets.md" for answer in answers for path, _ in answer)
 
 
+def test_what_a_killed_save_left_does_not_stop_the_next_save(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    """A save killed between its renames leaves the replaced snapshot (``.retired-…``) and
+    one killed while writing its staging directory; the next process's save of the project
+    succeeds, and removes the staging directory once it is old enough to be no live save's."""
+    project_id, _, token = _saved_project(tmp_path, embedder, backend)
+    indexes = tmp_path / "data" / "cache" / "indexes"
+    retired = indexes / f".retired-{project_id}"
+    shutil.copytree(indexes / project_id, retired)
+    staging = indexes / ".snapshot-killed"
+    staging.mkdir()
+    os.utime(staging, (1_000, 1_000))
+    snapshot._cleared.clear()  # a new process: it has cleared nothing yet
+    with _server(tmp_path, embedder, backend, token) as api:
+        api.doc(project_id, "/pets.md", "# Pets\n\nDogs are welcome in the office on Fridays.")
+        _answers(api, project_id)
+    assert not staging.exists() and not retired.exists()
+    with _server(tmp_path, embedder, backend, token) as api:
+        cursors = _sync_cursors(api)
+        answers = _answers(api, project_id)
+    assert cursors[0] > 0  # read from the snapshot the save wrote, with the new document
+    assert any(path == "/pets.md" for answer in answers for path, _ in answer)
+
+
 def test_the_saved_snapshots_are_listed_newest_first_without_unfinished_ones(
     tmp_path: Path,
 ) -> None:
