@@ -2,8 +2,9 @@
 while unused (many stores used in turn do not hold a descriptor each), an evicted store
 answers as before when next asked, a store is never closed under a caller using it, a store
 slow to open holds up only its own callers (service/stores.py), a closed store's view is
-freed, a store opened again to be read writes nothing, and a thread's database connection
-closes once the thread ended."""
+freed, a store opened again to be read writes nothing, a store reopened as it was is searched
+without reading its records (while an edit or a catalogue that changed meanwhile is still
+caught), and a thread's database connection closes once the thread ended."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sqlite3
 import threading
 import weakref
 from pathlib import Path
+from typing import Any
 
 from conftest import Api, make_api, open_files
 from naturali.embed.onnx import OnnxEmbedder
@@ -215,3 +217,81 @@ def test_a_vault_watched_again_keeps_its_watch_when_the_old_one_closes(tmp_path:
     (tmp_path / "a.md").write_text("x")
     assert new.changes() == {"a.md"}
     new.close()
+
+
+def _store(api: Api, project_id: str) -> MemoryStore:
+    r = api.post(f"/v1/projects/{project_id}/memory_stores", json={"name": "s"})
+    user = api.naturali.auth.authenticate(api.token)
+    return api.naturali.memories.get_store(user, project_id, r.json()["id"])
+
+
+def _found(api: Api, project_id: str, store_id: str, query: str) -> list[str]:
+    body = {"query": query, "memory_store_ids": [store_id], "include_documents": False}
+    r = api.search(project_id, **body)
+    assert r.status_code == 200, r.text
+    return [hit["content"] for hit in r.json()["results"]]
+
+
+def _scans(api: Api) -> list[str]:
+    """The stores whose vault is scanned (read and parsed) from now on."""
+    scanned: list[str] = []
+    registry = api.naturali.stores
+    original = registry._open
+
+    def opening(store_id: str) -> Any:
+        opened = original(store_id)
+        scan = opened.scanner.scan
+
+        def counted() -> Any:
+            scanned.append(store_id)
+            return scan()
+
+        opened.scanner.scan = counted  # type: ignore[method-assign]
+        return opened
+
+    registry._open = opening  # type: ignore[method-assign]
+    return scanned
+
+
+def test_a_store_reopened_as_it_was_is_searched_without_reading_its_records(
+    tmp_path: Path, embedder: OnnxEmbedder
+) -> None:
+    """A server of many stores reopens one for almost every search: when its files, guards
+    and ontology and the catalogue's memories are as they were when they last matched, the
+    search reads no record (the match's stamp is kept in the store's state)."""
+    for api in make_api(tmp_path, embedder, open_stores=0):
+        project_id = api.project()
+        store = _store(api, project_id)
+        _memory(api, project_id, store.id, "the kestrel nests on the north cliff")
+        first = _found(api, project_id, store.id, "where does the kestrel nest")
+        scanned = _scans(api)
+        assert _found(api, project_id, store.id, "where does the kestrel nest") == first
+        assert scanned == [] and api.naturali.stores.open_count() == 0
+
+
+def test_a_record_edited_while_its_store_was_closed_is_found_at_the_next_search(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    for api in make_api(tmp_path, embedder, backend, open_stores=0):
+        project_id = api.project()
+        store = _store(api, project_id)
+        _memory(api, project_id, store.id, "the kestrel nests on the north cliff")
+        assert "north cliff" in _found(api, project_id, store.id, "kestrel nest")[0]
+        (path,) = (tmp_path / "data" / "stores" / store.id / "vault").rglob("*.md")
+        path.write_text(path.read_text().replace("north cliff", "old church tower"))
+        assert "church tower" in _found(api, project_id, store.id, "kestrel nest")[0]
+
+
+def test_a_memory_the_catalogue_lost_is_indexed_again_by_the_next_search(
+    tmp_path: Path, embedder: OnnxEmbedder
+) -> None:
+    """The stamp is of the catalogue's memories too: one removed from the catalogue alone
+    (its file unchanged) is not taken for a match."""
+    for api in make_api(tmp_path, embedder, open_stores=0):
+        project_id = api.project()
+        store = _store(api, project_id)
+        _memory(api, project_id, store.id, "the kestrel nests on the north cliff")
+        assert _found(api, project_id, store.id, "kestrel nest")
+        (memory_id,) = api.naturali.storage.memory_hashes(store.id)
+        api.naturali.storage.remove_memory(store.id, memory_id)
+        assert "north cliff" in _found(api, project_id, store.id, "kestrel nest")[0]

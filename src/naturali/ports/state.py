@@ -119,6 +119,15 @@ class StateStore(Protocol):
         """Hold ``fronts`` (digest → parsed); with ``live``, forget every other."""
         ...
 
+    def catalogue_match(self) -> str | None:
+        """The stamp kept when the catalogue last matched the store in full (service/stores.py:
+        ``OpenStore.keep_match``; rebuildable: none costs one full reconcile)."""
+        ...
+
+    def keep_catalogue_match(self, stamp: str) -> None:
+        """Keep ``stamp`` (written only when it differs from the one held)."""
+        ...
+
     def projection_version(self, scope: str, table: ProjectionTable) -> tuple[int, str] | None:
         """(change counter, indexed_at) of a scope's projection, None when it is missing."""
         ...

@@ -250,7 +250,7 @@ class Search:
         deadline = time.monotonic() + self._reconcile_budget
         for store in stores:
             if wanted is None or store.id in wanted:
-                self._memories.reconcile(store, budget=max(0.0, deadline - time.monotonic()))
+                self._memories.catch_up(store, budget=max(0.0, deadline - time.monotonic()))
 
     def embed_ahead(self, query: str) -> Future[Vector]:
         """The query's vector: at once if a recent search embedded the same text, the one

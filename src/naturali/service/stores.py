@@ -6,17 +6,19 @@ not one a thread that used it."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
+from naturali import __version__
 from naturali.errors import Conflict, NotFound
 from naturali.ids import new_id
 from naturali.model import MemoryStore, utcnow
@@ -25,7 +27,16 @@ from naturali.ports.storage import Storage
 from naturali.retrieval.eligibility import AvailableRecord, Exclusion, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
-from naturali.vault.scan import Issue, Scan, ScanLimitExceeded, ScannedRecord, VaultScanner, parsed
+from naturali.vault.scan import (
+    Issue,
+    Scan,
+    ScanLimitExceeded,
+    ScannedRecord,
+    Stat,
+    VaultScanner,
+    file_stats,
+    parsed,
+)
 
 
 @dataclass
@@ -38,6 +49,7 @@ class StoreView:
     guards_version: int
     scan_root: Path = Path(".")
     guarded: frozenset[str] = frozenset()  # ids a guard holds (withdrawn ones included)
+    ontology_mtime: float = 0.0  # of the file ``ontology`` was read from
     # Records left out for a reference that names no available record, by id.
     excluded: dict[str, Exclusion] = field(default_factory=dict)
     # Per filter set: (searched, history, snapshot) — see Records._selection.
@@ -73,6 +85,25 @@ class OpenStore:
         self.scanner.close()
         self.state.close()
 
+    def unchanged_since_match(self, hashes: Mapping[str, str]) -> bool:
+        """Whether the store's files (their stats), guards and ontology, and the catalogue's
+        memories (``hashes``, id → content hash), are as they were when the catalogue last
+        matched the store in full (``keep_match``): then a reconcile has nothing to do, and
+        a store reopened to be searched reads no record."""
+        kept = self.state.catalogue_match()
+        if kept is None:
+            return False
+        stats = file_stats(self.store_dir / "vault", self.scanner.max_files)
+        if len(stats) > self.scanner.max_files:
+            return False  # the full scan refuses it
+        ontology = _ontology_mtime(self.store_dir)
+        return kept == _match_stamp(stats, self.state.guards_version(), ontology, hashes)
+
+    def keep_match(self, view: StoreView, hashes: Mapping[str, str]) -> None:
+        """The catalogue holds ``hashes``, which match ``view`` in full: kept in the state."""
+        stamp = _match_stamp(view.scan.stats, view.guards_version, view.ontology_mtime, hashes)
+        self.state.keep_catalogue_match(stamp)
+
     def view(self) -> StoreView:
         """The store as queries see it: the current scan with guards applied, cached per scan
         generation, guards version and ontology."""
@@ -85,7 +116,7 @@ class OpenStore:
             ) from exc
         self._guard_retired(scan)
         version = self.state.guards_version()
-        ontology = self._load_ontology()
+        ontology_mtime, ontology = self._load_ontology()
         with self._lock:
             cached = self._cache
             if (
@@ -104,6 +135,7 @@ class OpenStore:
                     del reuse[stale]
             view = _view(scan, _guards(self.state.guards()), ontology, version, reuse)
             view.scan_root = self.store_dir / "vault"
+            view.ontology_mtime = ontology_mtime
             self._cache = (scan.generation, version, view)
             return view
 
@@ -123,7 +155,7 @@ class OpenStore:
         retired = tuple(r for r in records.values() if r.record.lifecycle != "active")
         scan = Scan(records, issues, instant, retired=retired)
         guards = _guards(g for g in self.state.guards() if g.at <= instant)
-        return _view(scan, guards, self._load_ontology(), -1, None)
+        return _view(scan, guards, self._load_ontology()[1], -1, None)
 
     def note_write(self) -> None:
         """Session activity: this process's row is written with its first write to the store
@@ -163,12 +195,31 @@ class OpenStore:
             self.state.add_guards(missing)
         self._retired_seen = frozenset(r.key for r in scan.retired)
 
-    def _load_ontology(self) -> Ontology:
-        path = self.store_dir / "ontology.yaml"
-        mtime = path.stat().st_mtime if path.exists() else 0.0
+    def _load_ontology(self) -> tuple[float, Ontology]:
+        """The ontology, and the mtime of the file it was read from."""
+        mtime = _ontology_mtime(self.store_dir)
         if self._ontology is None or self._ontology[0] != mtime:
             self._ontology = (mtime, ontology_module.load(self.store_dir))
-        return self._ontology[1]
+        return self._ontology
+
+
+def _ontology_mtime(store_dir: Path) -> float:
+    path = store_dir / "ontology.yaml"
+    return path.stat().st_mtime if path.exists() else 0.0
+
+
+def _match_stamp(
+    stats: Mapping[str, Stat], guards_version: int, ontology_mtime: float, hashes: Mapping[str, str]
+) -> str:
+    """A digest of what a full reconcile's outcome depends on, and of this version (whose
+    rules of eligibility it applied)."""
+    stamp = hashlib.sha256(f"{__version__}\0{guards_version}\0{ontology_mtime!r}".encode())
+    for path, (size, mtime_ns, inode) in sorted(stats.items()):
+        stamp.update(f"\0{path}\0{size}:{mtime_ns}:{inode}".encode())
+    stamp.update(b"\1")
+    for record_id, content_hash in sorted(hashes.items()):
+        stamp.update(f"\0{record_id}\0{content_hash}".encode())
+    return stamp.hexdigest()
 
 
 def _guards(rows: Iterable[GuardRow]) -> dict[str, Guard]:

@@ -204,7 +204,7 @@ class VaultScanner:
         touched = self._watch.changes() if self._last is not None else None
         if touched is None:
             self._watch.start()  # armed before the full scan, so nothing falls between
-            return _stats(self.vault, self.max_files)
+            return file_stats(self.vault, self.max_files)
         if not touched:
             return self._last.stats if self._last is not None else {}
         stats = dict(self._last.stats) if self._last is not None else {}
@@ -223,7 +223,7 @@ class VaultScanner:
         self._watch.close()
 
 
-def _stats(vault: Path, max_files: int) -> dict[str, Stat]:
+def file_stats(vault: Path, max_files: int) -> dict[str, Stat]:
     """Size, mtime and inode of every record file (the change check run before each query;
     os.scandir keeps it to one stat call per file). Stops once past ``max_files``."""
     out: dict[str, Stat] = {}

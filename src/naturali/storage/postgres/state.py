@@ -164,6 +164,12 @@ class PostgresStoreState:
     def keep_fronts(self, fronts: Mapping[str, Any], live: Collection[str] | None) -> None:
         self._local.keep_fronts(fronts, live)
 
+    def catalogue_match(self) -> str | None:
+        return self._local.catalogue_match()  # what this server matched: its own cache
+
+    def keep_catalogue_match(self, stamp: str) -> None:
+        self._local.keep_catalogue_match(stamp)
+
     def reconcile(
         self,
         scope: str,

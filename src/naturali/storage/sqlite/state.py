@@ -52,6 +52,9 @@ CREATE TABLE IF NOT EXISTS store_identity_v1 (
     created_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS parsed_fronts_v1 (digest TEXT PRIMARY KEY, front TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS catalogue_match_v1 (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1), stamp TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS session_activity_v1 (
     session_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL,
     started_at TEXT NOT NULL, last_active_at TEXT NOT NULL, writes INTEGER NOT NULL
@@ -368,6 +371,17 @@ class SqliteState:
             with self.db.write() as conn:
                 conn.executemany("INSERT OR REPLACE INTO parsed_fronts_v1 VALUES (?, ?)", rows)
                 conn.executemany("DELETE FROM parsed_fronts_v1 WHERE digest = ?", stale)
+
+    def catalogue_match(self) -> str | None:
+        with _unavailable():
+            row = self.db.conn().execute("SELECT stamp FROM catalogue_match_v1").fetchone()
+        return str(row[0]) if row else None
+
+    def keep_catalogue_match(self, stamp: str) -> None:
+        if self.catalogue_match() == stamp:
+            return  # read first: a store searched again as it was writes nothing
+        with _unavailable(), self.db.write() as conn:
+            conn.execute("INSERT OR REPLACE INTO catalogue_match_v1 VALUES (1, ?)", (stamp,))
 
     # temporal projections ----------------------------------------------------------------------
     def reconcile_temporal(
