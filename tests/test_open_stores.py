@@ -18,6 +18,7 @@ from typing import Any
 from conftest import Api, make_api, open_files
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.model import MemoryStore
+from naturali.ports.state import ProjectionUnavailable
 from naturali.service.stores import StoreRegistry, StoreView
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.state import SqliteState
@@ -295,3 +296,21 @@ def test_a_memory_the_catalogue_lost_is_indexed_again_by_the_next_search(
         (memory_id,) = api.naturali.storage.memory_hashes(store.id)
         api.naturali.storage.remove_memory(store.id, memory_id)
         assert "north cliff" in _found(api, project_id, store.id, "kestrel nest")[0]
+
+
+def test_a_match_stamp_that_cannot_be_read_or_kept_fails_no_search(
+    tmp_path: Path, embedder: OnnxEmbedder, monkeypatch: Any
+) -> None:
+    """The stamp is a cache: a state too busy to read or keep it costs a full reconcile."""
+
+    def busy(*_: Any) -> None:
+        raise ProjectionUnavailable("database is locked")
+
+    monkeypatch.setattr(SqliteState, "catalogue_match", busy)
+    monkeypatch.setattr(SqliteState, "keep_catalogue_match", busy)
+    for api in make_api(tmp_path, embedder, open_stores=0):
+        project_id = api.project()
+        store = _store(api, project_id)
+        _memory(api, project_id, store.id, "the kestrel nests on the north cliff")
+        for _ in range(2):
+            assert "north cliff" in _found(api, project_id, store.id, "kestrel nest")[0]

@@ -219,4 +219,5 @@ StateFactory = Callable[[Path], StateStore]
 
 
 class ProjectionUnavailable(Exception):
-    """The keyword projection could not be read or written (a failed retrieval: retry)."""
+    """A projection (keyword, temporal, a parsed front matter, the catalogue's match stamp)
+    could not be read or written: a failed retrieval (retry), or a cache not kept."""

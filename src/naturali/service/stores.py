@@ -6,6 +6,7 @@ not one a thread that used it."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import socket
@@ -22,7 +23,13 @@ from naturali import __version__
 from naturali.errors import Conflict, NotFound
 from naturali.ids import new_id
 from naturali.model import MemoryStore, utcnow
-from naturali.ports.state import GuardRow, SessionRow, StateFactory, StateStore
+from naturali.ports.state import (
+    GuardRow,
+    ProjectionUnavailable,
+    SessionRow,
+    StateFactory,
+    StateStore,
+)
 from naturali.ports.storage import Storage
 from naturali.retrieval.eligibility import AvailableRecord, Exclusion, Guard, eligible
 from naturali.vault import ontology as ontology_module
@@ -90,7 +97,10 @@ class OpenStore:
         memories (``hashes``, id → content hash), are as they were when the catalogue last
         matched the store in full (``keep_match``): then a reconcile has nothing to do, and
         a store reopened to be searched reads no record."""
-        kept = self.state.catalogue_match()
+        try:
+            kept = self.state.catalogue_match()
+        except ProjectionUnavailable:  # the stamp is a cache: a full reconcile answers
+            return False
         if kept is None:
             return False
         stats = file_stats(self.store_dir / "vault", self.scanner.max_files)
@@ -102,7 +112,8 @@ class OpenStore:
     def keep_match(self, view: StoreView, hashes: Mapping[str, str]) -> None:
         """The catalogue holds ``hashes``, which match ``view`` in full: kept in the state."""
         stamp = _match_stamp(view.scan.stats, view.guards_version, view.ontology_mtime, hashes)
-        self.state.keep_catalogue_match(stamp)
+        with contextlib.suppress(ProjectionUnavailable):  # the state busy: matched in full again
+            self.state.keep_catalogue_match(stamp)
 
     def view(self) -> StoreView:
         """The store as queries see it: the current scan with guards applied, cached per scan
