@@ -19,6 +19,7 @@ from conftest import Api, make_api, open_files
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.model import MemoryStore
 from naturali.ports.state import ProjectionUnavailable
+from naturali.service import stores
 from naturali.service.stores import StoreRegistry, StoreView
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.state import SqliteState
@@ -314,3 +315,30 @@ def test_a_match_stamp_that_cannot_be_read_or_kept_fails_no_search(
         _memory(api, project_id, store.id, "the kestrel nests on the north cliff")
         for _ in range(2):
             assert "north cliff" in _found(api, project_id, store.id, "kestrel nest")[0]
+
+
+def test_a_large_store_searched_again_while_open_is_not_listed_each_time(
+    tmp_path: Path, embedder: OnnxEmbedder, monkeypatch: Any
+) -> None:
+    """A large vault's stamp is looked at once an open: later searches of the open store
+    learn what changed from its scan's inotify watch, not from a stat of every file (tens of
+    milliseconds a search at ten thousand files)."""
+    monkeypatch.setattr(stores, "LISTED_EACH_SEARCH", 0)  # this one-file vault counts as large
+    for api in make_api(tmp_path, embedder):
+        project_id = api.project()
+        store = _store(api, project_id)
+        _memory(api, project_id, store.id, "the kestrel nests on the north cliff")
+        _found(api, project_id, store.id, "kestrel nest")  # matched in full: stamped
+        token = api.token
+    listed: list[Path] = []
+    stat_all = stores.file_stats
+
+    def listing(vault: Path, limit: int) -> Any:
+        listed.append(vault)
+        return stat_all(vault, limit)
+
+    monkeypatch.setattr(stores, "file_stats", listing)
+    for api in make_api(tmp_path, embedder, token=token):  # a restart: the store opens again
+        for _ in range(3):
+            assert "north cliff" in _found(api, project_id, store.id, "kestrel nest")[0]
+    assert len(listed) == 1

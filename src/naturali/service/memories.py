@@ -272,8 +272,8 @@ class Memories:
         (read and parse every record, apply the guards) was ~40% of such a search."""
         with self._store_lock(store.id):
             with self._stores.opened(store.id) as opened:
-                hashes = None if opened.matched else self._storage.memory_hashes(store.id)
-                if hashes is not None and opened.unchanged_since_match(hashes):
+                checking = not opened.matched and opened.listing_allowed
+                if checking and opened.unchanged_since_match(self._storage.memory_hashes(store.id)):
                     return
             self._reconcile(store, budget)
 

@@ -45,6 +45,11 @@ from naturali.vault.scan import (
     parsed,
 )
 
+# A vault of at most this many record files is listed (one stat a file, ~5 µs) to check its
+# match stamp whenever a search finds its catalogue not matched in this open; a larger one
+# once an open.
+LISTED_EACH_SEARCH = 500
+
 
 @dataclass
 class StoreView:
@@ -83,6 +88,9 @@ class OpenStore:
     # change), a search skips reading every memory's hash back. Held while the store is open
     # (a server's memory does not grow with every store it ever searched).
     matched: tuple[StoreView, int] | None = None
+    # Whether a search may list the vault to check the match stamp: once an open for a vault
+    # of more than LISTED_EACH_SEARCH files, then its scan's inotify watch says what changed.
+    listing_allowed: bool = True
     _lock: threading.Lock = field(default_factory=threading.Lock)
     users: int = 0  # callers inside StoreRegistry.opened: it is not closed under them
 
@@ -104,6 +112,7 @@ class OpenStore:
         if kept is None:
             return False
         stats = file_stats(self.store_dir / "vault", self.scanner.max_files)
+        self.listing_allowed = len(stats) <= LISTED_EACH_SEARCH
         if len(stats) > self.scanner.max_files:
             return False  # the full scan refuses it
         ontology = _ontology_mtime(self.store_dir)
