@@ -62,6 +62,12 @@ def test_many_stores_used_in_turn_hold_a_bounded_set_open(
         assert api.post(url, json={"query": "kestrel"}).json()["total"] == 2
 
 
+def _store(api: Api, project_id: str) -> MemoryStore:
+    r = api.post(f"/v1/projects/{project_id}/memory_stores", json={"name": "s"})
+    user = api.naturali.auth.authenticate(api.token)
+    return api.naturali.memories.get_store(user, project_id, r.json()["id"])
+
+
 def _reconciled(api: Api, store: MemoryStore) -> weakref.ref[StoreView]:
     """The view a reconcile of the store matched (the open store's, while it is open)."""
     with api.naturali.stores.opened(store.id) as opened:
@@ -74,10 +80,7 @@ def test_a_closed_stores_view_is_not_held(tmp_path: Path, embedder: OnnxEmbedder
     store's view (its records read and parsed) is freed."""
     for api in make_api(tmp_path, embedder, open_stores=0):
         project_id = api.project()
-        r = api.post(f"/v1/projects/{project_id}/memory_stores", json={"name": "s"})
-        store = api.naturali.memories.get_store(
-            api.naturali.auth.authenticate(api.token), project_id, r.json()["id"]
-        )
+        store = _store(api, project_id)
         _memory(api, project_id, store.id, "the kestrel nests on the north cliff")
         view = _reconciled(api, store)
         assert api.naturali.stores.open_count() == 0
@@ -219,12 +222,6 @@ def test_a_vault_watched_again_keeps_its_watch_when_the_old_one_closes(tmp_path:
     (tmp_path / "a.md").write_text("x")
     assert new.changes() == {"a.md"}
     new.close()
-
-
-def _store(api: Api, project_id: str) -> MemoryStore:
-    r = api.post(f"/v1/projects/{project_id}/memory_stores", json={"name": "s"})
-    user = api.naturali.auth.authenticate(api.token)
-    return api.naturali.memories.get_store(user, project_id, r.json()["id"])
 
 
 def _found(api: Api, project_id: str, store_id: str, query: str) -> list[str]:

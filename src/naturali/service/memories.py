@@ -273,16 +273,21 @@ class Memories:
         with self._store_lock(store.id):
             with self._stores.opened(store.id) as opened:
                 checking = not opened.matched and opened.listing_allowed
-                if checking and opened.unchanged_since_match(self._storage.memory_hashes(store.id)):
+                known = self._storage.memory_hashes(store.id) if checking else None
+                if known is not None and opened.unchanged_since_match(known):
                     return
-            self._reconcile(store, budget)
+            self._reconcile(store, budget, known)
 
     def _store_lock(self, store_id: str) -> threading.Lock:
         """The lock a store's reconcile and the indexing of handed writes share."""
         with self._reconciling_guard:
             return self._reconciling.setdefault(store_id, threading.Lock())
 
-    def _reconcile(self, store: MemoryStore, budget: float | None) -> ReconcileReport:
+    def _reconcile(
+        self, store: MemoryStore, budget: float | None, known: dict[str, str] | None = None
+    ) -> ReconcileReport:
+        """``known``: the catalogue's content hashes, when the caller read them under the
+        store's lock it still holds."""
         with self._stores.opened(store.id) as opened:  # open until its match is kept
             view = opened.view()
             invalid = [f"{i.path}: {i.message}" for i in view.scan.issues]
@@ -290,18 +295,23 @@ class Memories:
             if matched and matched[0] is view:
                 return ReconcileReport(0, 0, matched[1], invalid)
             active = {i: e for i, e in view.entries.items() if e.lifecycle == "active"}
-            indexed, removed, complete = self._match(store, active, budget)
+            if known is None:
+                known = self._storage.memory_hashes(store.id)
+            indexed, removed, complete = self._match(store, active, known, budget)
             if complete:
                 opened.matched = (view, len(active))
                 opened.keep_match(view, {i: e.scanned.sha256 for i, e in active.items()})
         return ReconcileReport(indexed, removed, len(active) - indexed, invalid)
 
     def _match(
-        self, store: MemoryStore, active: dict[str, AvailableRecord], budget: float | None
+        self,
+        store: MemoryStore,
+        active: dict[str, AvailableRecord],
+        known: dict[str, str],
+        budget: float | None,
     ) -> tuple[int, int, bool]:
-        """The catalogue brought to ``active``: (records indexed, removed, whether all were
-        within the budget)."""
-        known = self._storage.memory_hashes(store.id)
+        """The catalogue (``known``: its content hashes) brought to ``active``: (records
+        indexed, removed, whether all were within the budget)."""
         indexed, complete = 0, True
         deadline = None if budget is None else time.monotonic() + budget
         for record_id, entry in active.items():

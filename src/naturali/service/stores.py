@@ -104,7 +104,8 @@ class OpenStore:
         """Whether the store's files (their stats), guards and ontology, and the catalogue's
         memories (``hashes``, id → content hash), are as they were when the catalogue last
         matched the store in full (``keep_match``): then a reconcile has nothing to do, and
-        a store reopened to be searched reads no record."""
+        a store reopened to be searched reads no record. It lists the vault, and a vault of
+        more than ``LISTED_EACH_SEARCH`` files clears ``listing_allowed`` for this open."""
         try:
             kept = self.state.catalogue_match()
         except ProjectionUnavailable:  # the stamp is a cache: a full reconcile answers
