@@ -13,7 +13,8 @@ real ``naturali serve`` on it, and:
 - the first search of 200 cold projects (p50/p99), then the same again, warm;
 - C clients for T seconds, each searching a random project (uniform, then Zipf s = 1.1) and
   uploading a document one time in 20: p50/p99 of the searches and of the uploads, evictions
-  a second (``naturali_index_evictions_total``), RSS and descriptors after;
+  a second (``naturali_index_evictions_total``), RSS and descriptors after; then the uniform
+  workload again with every query new;
 - a restart, every project searched having its index saved by then: to ready, and the uniform
   workload again, RSS and descriptors after it;
 
@@ -21,6 +22,12 @@ then each figure's exponent against N (a least-squares fit of log figure on log 
 linear), and last, exactly, for the largest N:
 
     tenants: projects=N cold_p50_ms=… warm_p50_ms=… p99_ms=… rss_mib=… ready_s=… fds=…
+
+Queries are SciFact's 1,109, so in a workload most texts come back and the server's query
+vector cache answers them without running the model, as it does an agent's repeated
+questions; "every query new" numbers each text (as ``bench/load.py --distinct-queries``
+does), so each is embedded, as a host's many teams' questions mostly are. The cold and warm
+searches are new texts too: what a first search costs.
 
     python bench/tenants.py [--projects 100,1000] [--chunks 100] [--stores 100]
         [--memories 3] [--clients 8] [--seconds 20] [--data-dir DIR] [--scifact-dir DIR]
@@ -73,6 +80,7 @@ from naturali.ports.storage import EmbeddedChunk  # noqa: E402
 from naturali.vault.git import VaultGit  # noqa: E402
 
 _METRICS = {"Authorization": "Bearer " + secrets.token_hex(16)}
+NEW_QUERIES = "uniform, every query new"
 
 
 @dataclass
@@ -224,12 +232,16 @@ def measure(data_dir: Path, token: str, ids: list[str], figures: Figures, args: 
         figures.idle_fds = sum(_fds(s.pid) for s in servers)
         clients = [httpx.Client(base_url=b, headers=headers, timeout=60) for b in bases]
         sample = random.Random(1).sample(ids, min(200, len(ids)))
-        cold = [_search(clients[route(p, len(bases))], p, texts) for p in sample]
-        warm = [_search(clients[route(p, len(bases))], p, texts) for p in sample]
+        asked = iter(range(2 * len(sample)))  # each cold and warm query a new text
+        cold = [_search(clients[route(p, len(bases))], p, texts, next(asked)) for p in sample]
+        warm = [_search(clients[route(p, len(bases))], p, texts, next(asked)) for p in sample]
         figures.cold_p50_ms, figures.cold_p99_ms = median(cold), percentile(cold, 99)
         figures.warm_p50_ms, figures.warm_p99_ms = median(warm), percentile(warm, 99)
         for shape in ("uniform", "zipf"):
             figures.workload[shape] = _workload(bases, headers, ids, texts, shape, True, args)
+        figures.workload[NEW_QUERIES] = _workload(
+            bases, headers, ids, texts, "uniform", True, args, new_queries=True
+        )
         figures.loaded = [int(_metric(b, "naturali_indexes_loaded")) for b in bases]
         if len(bases) > 1:  # sent at random, from the same start: servers with empty caches
             _stop(servers)
@@ -292,8 +304,10 @@ def _env(data_dir: Path, k: int, args: Any) -> dict[str, str]:
     return env
 
 
-def _search(http: httpx.Client, project_id: str, texts: list[str]) -> float:
-    body = {"query": random.choice(texts), "limit": 10}
+def _search(http: httpx.Client, project_id: str, texts: list[str], new: object = None) -> float:
+    """One search of a random text; numbered by ``new`` (not None), a text not asked before."""
+    query = random.choice(texts)
+    body = {"query": query if new is None else f"{query} ({new})", "limit": 10}
     started = time.perf_counter()
     response = http.post(f"/v1/projects/{project_id}/knowledge/search", json=body)
     took = (time.perf_counter() - started) * 1000
@@ -309,10 +323,12 @@ def _workload(
     shape: str,
     routed: bool,
     args: Any,
+    new_queries: bool = False,
 ) -> tuple[float, ...]:
     """(search p50 ms, p99 ms, evictions a second over the servers, upload p50 ms, p99 ms) of
-    C clients for T seconds, each request sent to its project's server (``routed``) or to any.
-    An upload is answered once its passages are searchable, so a client waits for it."""
+    C clients for T seconds, each request sent to its project's server (``routed``) or to any,
+    with ``new_queries`` each search's text one not asked before. An upload is answered once
+    its passages are searchable, so a client waits for it."""
     weights = [1.0 / (i + 1) ** 1.1 for i in range(len(ids))] if shape == "zipf" else None
     took: list[float] = []
     uploaded: list[float] = []
@@ -322,6 +338,7 @@ def _workload(
     def client(seed: int) -> None:
         rng = random.Random(seed)
         own = [httpx.Client(base_url=b, headers=headers, timeout=60) for b in bases]
+        asked = 0
         while time.monotonic() < deadline:
             project = rng.choices(ids, weights)[0] if weights else rng.choice(ids)
             http = own[route(project, len(bases)) if routed else rng.randrange(len(bases))]
@@ -331,7 +348,9 @@ def _workload(
                 uploaded.append((time.perf_counter() - started) * 1000)
                 assert response.status_code == 201, response.text
             else:
-                took.append(_search(http, project, texts))
+                new = f"{seed}-{asked}" if new_queries else None
+                took.append(_search(http, project, texts, new))
+                asked += 1
         for http in own:
             http.close()
 

@@ -378,7 +378,7 @@ def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyP
     handed_off: list[str] = []  # a known text is answered at once, not on the query pool
 
     def submit(fn: Any) -> Any:
-        handed_off.append(fn.args[0])  # functools.partial(vector, text)
+        handed_off.append(fn.args[1])  # functools.partial(vector, project_id, text)
         return type(pool).submit(pool, fn)
 
     monkeypatch.setattr(pool, "submit", submit)
@@ -394,6 +394,29 @@ def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyP
     assert first == again
     assert calls == ["how long do refunds take", "how long do refunds take?"]
     assert handed_off == calls
+
+
+def test_a_query_another_project_asked_is_embedded_again(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A vector from the cache answers sooner than one the model runs for: shared between
+    # projects, a search's speed would tell whether another team had asked the same thing.
+    ours, theirs = api.project(), api.project()
+    for project_id in (ours, theirs):
+        api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
+    embedder = api.naturali.embedder()
+    calls: list[str] = []
+    original = embedder.embed_query
+
+    def counted(text: str) -> Any:
+        calls.append(text)
+        return original(text)
+
+    monkeypatch.setattr(embedder, "embed_query", counted)
+    question = "how long do refunds take"
+    answers = [_results(api, p, query=question) for p in (theirs, ours, ours, theirs)]
+    assert calls == [question, question]  # once a project, each repeat from its own cache
+    assert [r[0]["content"] for r in answers] == [answers[0][0]["content"]] * 4
 
 
 def test_the_fused_score_weighs_the_vector_leg_by_the_models_weight(api: Api) -> None:

@@ -64,10 +64,12 @@ def _endpoint(operation: Operation) -> Any:
         except ValidationError as exc:
             raise errors.from_validation([dict(e) for e in exc.errors()]) from exc
 
+    def target_of(values: dict[str, Any]) -> Target:
+        return Target(values["project_id"], values.get("memory_store_id", ""))
+
     def call(values: dict[str, Any]) -> BaseModel:
-        target = Target(values["project_id"], values.get("memory_store_id", ""))
         user: User = values["user"]
-        return operation.run(values["svc"], user, target, request_of(values))
+        return operation.run(values["svc"], user, target_of(values), request_of(values))
 
     if operation.ahead is None:
 
@@ -78,7 +80,7 @@ def _endpoint(operation: Operation) -> Any:
 
         async def endpoint(**values: Any) -> Any:  # type: ignore[misc]
             services: Services = values["svc"]
-            ahead(services, request_of(values))
+            ahead(services, target_of(values), request_of(values))
 
             def answer() -> bytes:
                 return call(values).model_dump_json(exclude_unset=True).encode()

@@ -71,7 +71,7 @@ class Operation:
     argument: str | None = None
     # Begun as a request arrives, before the operation waits for one of the API's search
     # lanes (api/search_lanes.py), so the wait overlaps it; None: no lane, the thread pool.
-    ahead: Callable[[Services, Any], object] | None = None
+    ahead: Callable[[Services, Target, Any], object] | None = None
 
 
 def _search(
@@ -82,9 +82,11 @@ def _search(
     return KnowledgeSearchResponse.model_construct(results=results)
 
 
-def _embed_query(services: Services, request: req.SearchRequest) -> object:
+def _embed_query(services: Services, target: Target, request: req.SearchRequest) -> object:
     """The query's embedding, begun: the search finds it under way (Search.embed_ahead)."""
-    return services.search.embed_ahead(request.query) if request.query is not None else None
+    if request.query is None:
+        return None
+    return services.search.embed_ahead(target.project_id, request.query)
 
 
 def _documents(

@@ -168,7 +168,7 @@ class Search:
         self._query_pool = query_pool
         # Queries being embedded, by a hash of their text: a search finds the one its route
         # began as the request arrived, or another search of the same text, not a second run.
-        self._embedding: dict[bytes, Future[Vector]] = {}
+        self._embedding: dict[tuple[str, bytes], Future[Vector]] = {}
         self._embedding_lock = threading.RLock()  # a done future calls back at once
         self._scan_pool = scan_pool
         self._vector_weight = vector_weight
@@ -196,7 +196,7 @@ class Search:
         asked = _asked(request, self.second_stage.depth)  # None: a fetch, no ranking
         # Embedded from here on, beside the reads that follow (membership, stores, the
         # index's sync, the lexical leg): on PostgreSQL each read is a round trip.
-        embedding = self.embed_ahead(asked.text) if asked is not None else None
+        embedding = self.embed_ahead(project_id, asked.text) if asked is not None else None
         self._auth.require(user, project_id, "read")
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
         if taking_part.memories:
@@ -252,28 +252,30 @@ class Search:
             if wanted is None or store.id in wanted:
                 self._memories.catch_up(store, budget=max(0.0, deadline - time.monotonic()))
 
-    def embed_ahead(self, query: str) -> Future[Vector]:
-        """The query's vector: at once if a recent search embedded the same text, the one
-        being embedded if a search (or the HTTP route, as the request arrived) began it, else
-        embedded on another thread while the caller goes on — the index syncs and the lexical
-        leg runs (onnxruntime releases the GIL)."""
-        known = self._query_vectors.recent(query)
+    def embed_ahead(self, project_id: str, query: str) -> Future[Vector]:
+        """The query's vector: at once if a recent search of the project embedded the same
+        text, the one being embedded if a search of it (or the HTTP route, as the request
+        arrived) began it, else embedded on another thread while the caller goes on — the
+        index syncs and the lexical leg runs (onnxruntime releases the GIL). Never another
+        project's: how soon it comes would tell whether that project asked the same
+        (``QueryVectors``)."""
+        known = self._query_vectors.recent(project_id, query)
         if known is not None:
             done: Future[Vector] = Future()
             done.set_result(known)
             return done
-        key = hashlib.sha256(query.encode()).digest()  # the text itself is not kept
+        key = (project_id, hashlib.sha256(query.encode()).digest())  # the text is not kept
         with self._embedding_lock:
             embedding = self._embedding.get(key)
             if embedding is None:
                 embedding = self._query_pool.submit(
-                    functools.partial(self._query_vectors.vector, query)
+                    functools.partial(self._query_vectors.vector, project_id, query)
                 )
                 self._embedding[key] = embedding
                 embedding.add_done_callback(lambda _: self._embedded(key))
         return embedding
 
-    def _embedded(self, key: bytes) -> None:
+    def _embedded(self, key: tuple[str, bytes]) -> None:
         with self._embedding_lock:
             self._embedding.pop(key, None)
 
