@@ -166,8 +166,9 @@ class Search:
         ``second_stage``: the reranker ``rerank: true`` asks for, and how deep it reads."""
         self.second_stage = second_stage
         self._query_pool = query_pool
-        # Queries being embedded, by a hash of their text: a search finds the one its route
-        # began as the request arrived, or another search of the same text, not a second run.
+        # Queries being embedded, by project and a hash of their text: a search finds the one
+        # its route began as the request arrived, or another search of the project's with the
+        # same text, not a second run.
         self._embedding: dict[tuple[str, bytes], Future[Vector]] = {}
         self._embedding_lock = threading.RLock()  # a done future calls back at once
         self._scan_pool = scan_pool
