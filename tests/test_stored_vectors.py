@@ -77,10 +77,12 @@ def _answers(api: Api, project_id: str, **filters: Any) -> list[list[tuple[str, 
 
 def _same(got: list[list[tuple[str, float]]], held: list[list[tuple[str, float]]]) -> None:
     """The same passages in the same order, their scores within float32 rounding (the
-    database sums a cosine's products in another order than numpy)."""
+    database sums a cosine's products in another order than numpy, and the fusion's min–max
+    stretches what differs: three candidates whose cosines lie ~0.01 apart turn a cosine's
+    last bit, ~1e-7, into ~2e-5 of a fused score on an AVX2-only CPU)."""
     for answer, expected in zip(got, held, strict=True):
         assert [p for p, _ in answer] == [p for p, _ in expected]
-        assert [s for _, s in answer] == pytest.approx([s for _, s in expected], abs=1e-5)
+        assert [s for _, s in answer] == pytest.approx([s for _, s in expected], abs=1e-4)
 
 
 @pytest.fixture
