@@ -371,9 +371,6 @@ def test_explain_marks_whole_query_words_as_the_lexical_leg_tokenised_them(api: 
 def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     project_id = api.project()
     api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
-    embedder = api.naturali.embedder()
-    calls: list[str] = []
-    original = embedder.embed_query
     pool = api.naturali.concurrency.queries
     handed_off: list[str] = []  # a known text is answered at once, not on the query pool
 
@@ -382,12 +379,7 @@ def test_a_repeated_query_is_embedded_once(api: Api, monkeypatch: pytest.MonkeyP
         return type(pool).submit(pool, fn)
 
     monkeypatch.setattr(pool, "submit", submit)
-
-    def counted(text: str) -> Any:
-        calls.append(text)
-        return original(text)
-
-    monkeypatch.setattr(embedder, "embed_query", counted)
+    calls = _embedded_queries(api, monkeypatch)
     first = _results(api, project_id, query="how long do refunds take")
     again = _results(api, project_id, query="how long do refunds take")
     _results(api, project_id, query="how long do refunds take?")
@@ -404,6 +396,15 @@ def test_a_query_another_project_asked_is_embedded_again(
     ours, theirs = api.project(), api.project()
     for project_id in (ours, theirs):
         api.doc(project_id, "/refunds.md", "Refunds are processed within five business days.")
+    calls = _embedded_queries(api, monkeypatch)
+    question = "how long do refunds take"
+    answers = [_results(api, p, query=question) for p in (theirs, ours, ours, theirs)]
+    assert calls == [question, question]  # once a project, each repeat from its own cache
+    assert [r[0]["content"] for r in answers] == [answers[0][0]["content"]] * 4
+
+
+def _embedded_queries(api: Api, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, each query text the model is run for (the real model still runs)."""
     embedder = api.naturali.embedder()
     calls: list[str] = []
     original = embedder.embed_query
@@ -413,10 +414,7 @@ def test_a_query_another_project_asked_is_embedded_again(
         return original(text)
 
     monkeypatch.setattr(embedder, "embed_query", counted)
-    question = "how long do refunds take"
-    answers = [_results(api, p, query=question) for p in (theirs, ours, ours, theirs)]
-    assert calls == [question, question]  # once a project, each repeat from its own cache
-    assert [r[0]["content"] for r in answers] == [answers[0][0]["content"]] * 4
+    return calls
 
 
 def test_the_fused_score_weighs_the_vector_leg_by_the_models_weight(api: Api) -> None:

@@ -112,7 +112,7 @@ class OpenStore:
             return False
         if kept is None:
             return False
-        stats = file_stats(self.store_dir / "vault", self.scanner.max_files)
+        stats = file_stats(self.scanner.vault, self.scanner.max_files)
         self.listing_allowed = len(stats) <= LISTED_EACH_SEARCH
         if len(stats) > self.scanner.max_files:
             return False  # the full scan refuses it
