@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from conftest import Api
@@ -105,10 +106,10 @@ def test_rerank_is_there_only_when_asked_and_orders_what_it_rescored(chat: Chat)
     assert all("rerank" not in hit["explain"] for hit in plain)
     hits = chat.search(query="Where is Sam moving to?", limit=12, explain=True, rerank=True)
     assert len(hits) == 12  # the depth (20) reaches every turn: all are rescored
-    # in the order of their fused score blended with the cross-encoder's (a fifth of it)
-    reranked = np.array([hit["explain"]["rerank"] for hit in hits], np.float32)
-    fused = np.array([hit["explain"]["fused"] for hit in hits], np.float32)
-    blended = fusion.second_stage(fused, reranked).tolist()
+    # in the order of their fused score blended with the cross-encoder's (over turns alone,
+    # half of it)
+    reranked, fused = _explained(hits, "rerank"), _explained(hits, "fused")
+    blended = fusion.second_stage(fused, reranked, fusion.MEMORY_RERANK_WEIGHT).tolist()
     assert blended == sorted(blended, reverse=True)
     assert not np.array_equal(np.argsort(-fused), np.argsort(-reranked))  # they disagree
     scores = [hit["score"] for hit in hits]
@@ -123,6 +124,24 @@ def test_rerank_is_there_only_when_asked_and_orders_what_it_rescored(chat: Chat)
     assert all("rerank" not in h["explain"] for h in shallow[3:])
     assert set(chat.turns(shallow[:3])) == set(chat.turns(plain)[:3])
     assert chat.turns(shallow)[3:] == chat.turns(plain)[3:]
+
+
+def _explained(hits: list[dict[str, Any]], name: str) -> npt.NDArray[np.float32]:
+    return np.array([hit["explain"][name] for hit in hits], np.float32)
+
+
+def test_the_cross_encoder_has_a_fifth_of_the_blend_once_a_passage_is_among_the_turns(
+    chat: Chat,
+) -> None:
+    """It reads documents' passages less well than conversation turns (docs/quality.md): with
+    a passage in the top it reorders by a fifth of its score, not half."""
+    chat.api.doc(chat.project, "/moves.md", "# Moves\n\nSam is moving to Lisbon in June.")
+    hits = chat.search(query="Where is Sam moving to?", limit=12, explain=True, rerank=True)
+    assert {hit["source_type"] for hit in hits} == {"document", "memory"}
+    reranked, fused = _explained(hits, "rerank"), _explained(hits, "fused")
+    for weight, orders in ((fusion.RERANK_WEIGHT, True), (fusion.MEMORY_RERANK_WEIGHT, False)):
+        blended = fusion.second_stage(fused, reranked, weight).tolist()
+        assert (blended == sorted(blended, reverse=True)) is orders
 
 
 def test_rerank_without_a_query_is_a_fetch(chat: Chat) -> None:

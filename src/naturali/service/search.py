@@ -131,13 +131,16 @@ class SecondStage:
 
     def reorder(self, query: str, results: list[KnowledgeResult]) -> list[KnowledgeResult]:
         """The top ``depth`` results reordered by their fused score blended with the
-        reranker's (``fusion.second_stage``), then the rest as they were. The rescored keep
-        the scores of the places they take (the ranking is the contract, the number is not:
-        docs/spec/search-api.md), so scores still fall as results go."""
+        reranker's (``fusion.second_stage``; a larger share of it over memories alone), then
+        the rest as they were. The rescored keep the scores of the places they take (the
+        ranking is the contract, the number is not: docs/spec/search-api.md), so scores still
+        fall as results go."""
         head, tail = results[: self.depth], results[self.depth :]
         scores = self.reranker().score(query, [r.content or "" for r in head])
         places = [r.score for r in head]
-        blended = fusion.second_stage(np.array(places, np.float32), scores)
+        memories_only = all(r.source_type == "memory" for r in head)
+        weight = fusion.MEMORY_RERANK_WEIGHT if memories_only else fusion.RERANK_WEIGHT
+        blended = fusion.second_stage(np.array(places, np.float32), scores, weight)
         order = sorted(range(len(head)), key=lambda i: (-float(blended[i]), i))
         reordered = [head[i] for i in order]
         for result, i, place in zip(reordered, order, places, strict=True):
