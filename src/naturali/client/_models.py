@@ -191,9 +191,9 @@ class Explanation(_Model):
     """Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
     candidates (null when that leg did not propose it), its cosine and BM25 score, a
     document's cosine with the query fed back toward the best documents (what the fusion
-    weighs in its place), and the fused score that orders the results — or, with ``rerank:
-    true``, the cross-encoder's score that orders the rescored top (null for results below
-    it)."""
+    weighs in its place), the fused score that orders the results, and with ``rerank: true``
+    the cross-encoder's score, blended with the fused one to order the rescored top (null
+    for results below it)."""
 
     # Its rank in the vector leg (1 = first), or null.
     vector_rank: int | None

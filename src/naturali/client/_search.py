@@ -48,8 +48,10 @@ class SearchKnowledge(Resource):
             score). Without it the response is exactly the spec's. [default false]
         rerank: naturali extension: rescore the fused ranking's top candidates (the server's
             rerank_depth, 20 unless configured) with a cross-encoder that reads the query and
-            each passage together, and order them by it. Slower (~10 ms a candidate on a small
-            CPU); with explain, each rescored result shows its rerank score. [default false]
+            each passage together, and order them by its score blended with the fused one (a
+            fifth of the blend; half when all of them are memories). Slower (~10 ms a
+            candidate on a small CPU); with explain, each rescored result shows its rerank
+            score. [default false]
         """
         given: dict[str, Any] = {
             "query": query,

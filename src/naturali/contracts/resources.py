@@ -201,9 +201,9 @@ class Explanation(Described):
     """Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
     candidates (null when that leg did not propose it), its cosine and BM25 score, a
     document's cosine with the query fed back toward the best documents (what the fusion
-    weighs in its place), and the fused score that orders the results — or, with ``rerank:
-    true``, the cross-encoder's score that orders the rescored top (null for results below
-    it)."""
+    weighs in its place), the fused score that orders the results, and with ``rerank: true``
+    the cross-encoder's score, blended with the fused one to order the rescored top (null
+    for results below it)."""
 
     vector_rank: int | None
     cosine: float | None

@@ -939,9 +939,9 @@ export type Evidence = {
  * Why a result ranked where it did (``explain: true``): its 1-based rank among each leg's
  * candidates (null when that leg did not propose it), its cosine and BM25 score, a
  * document's cosine with the query fed back toward the best documents (what the fusion
- * weighs in its place), and the fused score that orders the results — or, with ``rerank:
- * true``, the cross-encoder's score that orders the rescored top (null for results below
- * it).
+ * weighs in its place), the fused score that orders the results, and with ``rerank: true``
+ * the cross-encoder's score, blended with the fused one to order the rescored top (null
+ * for results below it).
  */
 export type Explanation = {
     /**
@@ -2813,7 +2813,7 @@ export type SearchRequest = {
     /**
      * Rerank
      *
-     * naturali extension: rescore the fused ranking's top candidates (the server's rerank_depth, 20 unless configured) with a cross-encoder that reads the query and each passage together, and order them by it. Slower (~10 ms a candidate on a small CPU); with explain, each rescored result shows its rerank score.
+     * naturali extension: rescore the fused ranking's top candidates (the server's rerank_depth, 20 unless configured) with a cross-encoder that reads the query and each passage together, and order them by its score blended with the fused one (a fifth of the blend; half when all of them are memories). Slower (~10 ms a candidate on a small CPU); with explain, each rescored result shows its rerank score.
      */
     rerank?: boolean;
 };
