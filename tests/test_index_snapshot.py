@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -335,7 +336,18 @@ def test_a_larger_project_is_left_to_its_searches(
     monkeypatch.setattr(registry, "PREPARED_ROWS", 2)
     with _server(tmp_path, embedder, {}) as api:
         project_id = api.project()
-        for path, text in DOCS.items():
+        meta = tmp_path / "data" / "cache" / "indexes" / project_id / "meta.json"
+        for written, (path, text) in enumerate(DOCS.items(), start=1):
             api.doc(project_id, path, text)
-    meta = tmp_path / "data" / "cache" / "indexes" / project_id / "meta.json"
+            if written <= registry.PREPARED_ROWS:  # its snapshot brought up to date
+                _wait_for_rows(meta, written)
     assert json.loads(meta.read_text())["n"] == 2  # kept while it was small, not after
+
+
+def _wait_for_rows(meta: Path, rows: int, timeout: float = 60.0) -> None:
+    """Until the snapshot ``meta`` describes holds ``rows`` or more: the preparer is one
+    thread of its own, so a write that comes sooner would find the project larger already."""
+    deadline = time.monotonic() + timeout
+    while not (meta.is_file() and json.loads(meta.read_text())["n"] >= rows):
+        assert time.monotonic() < deadline, f"no snapshot of {rows} rows in {timeout} s"
+        time.sleep(0.02)
