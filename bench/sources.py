@@ -34,7 +34,9 @@ def main() -> None:
     parser.add_argument("--site", type=Path, default=Path("/usr/share/doc/valgrind/html"))
     parser.add_argument("--repository", type=Path, default=ROOT)
     args = parser.parse_args()
-    naturali, user = service(sources_allow="file, 127.0.0.1")
+    naturali, user = service(
+        sources_allow="127.0.0.1", sources_local_roots=str(args.repository.resolve())
+    )
     first: list[float] = []
     mirror = naturali.documents.mirror
 

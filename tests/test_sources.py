@@ -57,7 +57,9 @@ class Repo:
 
 @pytest.fixture
 def api(tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]) -> Iterator[Api]:
-    yield from make_api(tmp_path, embedder, backend, sources_allow="file, 127.0.0.1")
+    yield from make_api(
+        tmp_path, embedder, backend, sources_allow="127.0.0.1", sources_local_roots=str(tmp_path)
+    )
 
 
 def _synced(api: Api, project: str, source_id: str, after: str | None = None) -> dict[str, Any]:
@@ -404,8 +406,7 @@ def test_a_sync_is_held_by_one_worker_and_stops_when_its_lease_is_taken(api: Api
     later = time.time() + 120  # a died: its lease ran out, and the sync is taken again
     resumed = storage.claim_source("worker_b", 60, later)
     assert resumed is not None and resumed.id == source.id
-    run = Run(heartbeat=lambda: storage.renew_source(source.id, "worker_a", 60))
-    run._beaten = 0.0  # noqa: SLF001 (the next beat is due)
+    run = Run(holding=lambda: storage.renew_source(source.id, "worker_a", 60))
     with pytest.raises(LeaseLost):
         run.beat()
     assert not storage.finish_source(source.id, "worker_a", {"at": now}, None, None, later)

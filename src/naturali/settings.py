@@ -86,12 +86,25 @@ class Settings:
     # Passages a project may have waiting to be embedded (~50 min of one server's embedding);
     # an upload beyond it is 429 with Retry-After, so one team cannot queue days of work.
     ingest_queue_chunks: int = 100_000
-    # Sources (Git repositories a project mirrors): by default only public addresses are
-    # fetched; sources_allow opens exactly what it lists — host names, CIDR ranges, and
-    # "file" for local repositories, comma-separated (sources/addresses.py). A deploy key for
+    # Sources (Git repositories and web sites a project mirrors): by default only public
+    # addresses are fetched; sources_allow opens exactly what it lists — host names and CIDR
+    # ranges, comma-separated (sources/addresses.py); local repositories are read only under
+    # the folders sources_local_roots lists (never the data or cache dir). A deploy key for
     # ssh URLs (sources_ssh_key), never shown by the API.
     sources_allow: str = ""
+    sources_local_roots: str = ""
     sources_ssh_key: Path | None = None
+    # What one sync may take: a page's whole fetch (connect and every read), a run's time and
+    # its pages; a run cut by either is marked truncated and resumes at the next. Syncs run on
+    # sources_workers threads a server, one sync of a project at a time.
+    sources_page_seconds: float = 60.0
+    sources_run_seconds: float = 600.0
+    sources_run_pages: int = 2000
+    sources_workers: int = 4
+    # OCR's budget: pages read by OCR in one document, and in one project an hour on each
+    # server; the pages over either are listed in the document's warnings as not read.
+    ocr_document_pages: int = 300
+    ocr_project_pages_per_hour: int = 600
     # PostgreSQL (``postgresql://…``, needs the ``postgres`` extra) instead of catalog.sqlite:
     # the shared store of several servers. Without it everything stays in the data dir.
     database_url: str | None = None
@@ -152,6 +165,13 @@ class Settings:
             raise ValueError("max_chunks_per_document must be at least 1")
         if self.search_threads < 0:
             raise ValueError("search_threads must be at least 0 (0: one per CPU)")
+        if (
+            min(self.sources_page_seconds, self.sources_run_seconds) <= 0
+            or min(self.sources_run_pages, self.sources_workers) < 1
+        ):
+            raise ValueError("the sources' deadlines, page budget and workers must be positive")
+        if self.ocr_document_pages < 0 or self.ocr_project_pages_per_hour < 0:
+            raise ValueError("the OCR budgets must be at least 0 (0: no OCR)")
 
     @property
     def local_cache_dir(self) -> Path:

@@ -315,6 +315,9 @@ class SourceRun(_Model):
     failed: dict[str, str] = {}
     # Why the whole sync failed, if it did.
     error: str | None = None
+    # Why the run stopped before the end (its deadline, its page budget); the next run resumes
+    # where it stopped.
+    truncated: str | None = None
 
 
 class Source(_Model):

@@ -323,6 +323,11 @@ class SourceRun(Described):
         default_factory=dict, description="Files that could not be read, with why."
     )
     error: str | None = Field(None, description="Why the whole sync failed, if it did.")
+    truncated: str | None = Field(
+        None,
+        description="Why the run stopped before the end (its deadline, its page budget); "
+        "the next run resumes where it stopped.",
+    )
 
 
 class SourceOut(Described):

@@ -152,7 +152,11 @@ class Services:
 
     def _sources(self, settings: Settings) -> tuple[SourceWorker, Sources]:
         """Sources, and the worker that syncs them when due (one a server, on a lease)."""
-        allow = addresses.Allowlist.parse(settings.sources_allow)
+        allow = addresses.Allowlist.parse(
+            settings.sources_allow,
+            settings.sources_local_roots,
+            (settings.data_dir, settings.local_cache_dir),
+        )
         key = settings.sources_ssh_key
         fetching = Fetching(
             settings.local_cache_dir / "sources",
@@ -162,8 +166,13 @@ class Services:
             _ssh_command(key, settings.local_cache_dir / "sources" / "known_hosts")
             if key
             else None,
+            settings.sources_page_seconds,
+            settings.sources_run_seconds,
+            settings.sources_run_pages,
         )
-        worker = SourceWorker(self.storage, lambda: self.documents, fetching)
+        worker = SourceWorker(
+            self.storage, lambda: self.documents, fetching, workers=settings.sources_workers
+        )
         return worker, Sources(self.storage, self.auth, allow, worker.wake)
 
     def _search(self, settings: Settings, concurrency: Concurrency) -> Search:

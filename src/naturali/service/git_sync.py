@@ -1,6 +1,8 @@
 """A Git source's sync: fetch the ref shallow, list the folder's files with their blob ids,
 and read only the files whose blob changed since their document recorded it; documents whose
-file went away are deleted. Nothing the source did not make is touched."""
+file went away are deleted. Nothing the source did not make is touched. A run that reaches
+its deadline or its budget of files stops between two files, marked ``truncated``: the next
+reads only what it did not write (their blobs are recorded)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ def sync_git(
         repo = GitRepository(
             fetching.directory / source.id, fetching.git_binary, fetching.ssh_command
         )
-        run.commit = run.cursor = repo.fetch(target, source.ref)
-        _mirror(source, repo, run, documents, storage, fetching.max_bytes)
+        run.commit = run.cursor = repo.fetch(target, source.ref, run.deadline)
+        _mirror(source, repo, run, documents, storage, fetching)
     except (addresses.Refused, GitSourceError) as exc:
         run.error = str(exc)
 
@@ -36,7 +38,7 @@ def _mirror(
     run: Run,
     documents: Documents,
     storage: Storage,
-    max_bytes: int,
+    fetching: Fetching,
 ) -> None:
     assert run.commit is not None
     tree = repo.files(run.commit, source.folder)
@@ -46,7 +48,7 @@ def _mirror(
         inside = mirror.logical("/", source.folder, file.path)[1:]
         if not chosen.takes(inside, file.path):
             continue
-        why = _left_out(file, max_bytes)
+        why = _left_out(file, fetching.max_bytes)
         if why:
             listed(run.skipped, f"{file.path}: {why}")
             continue
@@ -55,6 +57,10 @@ def _mirror(
     plan = mirror.plan({path: f.blob for path, f in files.items()}, before)
     run.unchanged = plan.unchanged
     for path in plan.create + plan.update:
+        if run.files_read >= fetching.run_pages:
+            run.truncated = f"the run's budget of {fetching.run_pages} files was reached"
+        if run.truncated or run.out_of_time(fetching.run_seconds):
+            return  # what is left, deletes included, is the next run's
         current = existing(storage, source, before, path)
         file = files[path]
         where = provenance(source, url=source.url, path=file.path, commit=run.commit, key=file.blob)

@@ -19,12 +19,11 @@ from naturali.service.documents import Documents, Upload
 from naturali.sources import addresses
 
 MAX_LISTED = 20  # files named in a run's skipped and failed lists
-BEAT_SECONDS = 10.0  # how often a running sync renews its lease (it lasts 120 s)
 
 
 @dataclass
 class Run:
-    """What a sync did, as ``last_run`` says it."""
+    """What a sync did, as ``last_run`` says it, and what it may still spend."""
 
     commit: str | None = None
     created: int = 0
@@ -35,19 +34,24 @@ class Run:
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    truncated: str | None = None  # why the run stopped before the end (it resumes next time)
     cursor: str | None = None  # where the next sync starts from: a commit, a crawl's state
-    # Renews the server's lease on the sync (False: another server holds it now).
-    heartbeat: Callable[[], bool] = lambda: True
-    _beaten: float = field(default_factory=time.monotonic)
+    deadline: float = float("inf")  # time.monotonic() the run may not outlast
+    # Whether the server still holds the sync's lease (its heartbeat renews it meanwhile).
+    holding: Callable[[], bool] = lambda: True
 
     def beat(self) -> None:
-        """Keep the lease while the sync runs (every few seconds at most); a sync whose lease
-        another server took stops here, so no two write the same documents."""
-        if time.monotonic() - self._beaten < BEAT_SECONDS:
-            return
-        self._beaten = time.monotonic()
-        if not self.heartbeat():
+        """Between two files or pages: a sync whose lease another server took stops here, so
+        no two write the same documents."""
+        if not self.holding():
             raise LeaseLost("another server took this sync over")
+
+    def out_of_time(self, run_seconds: float) -> bool:
+        """Whether the run's deadline passed (then it is marked truncated, to go on next)."""
+        if time.monotonic() < self.deadline:
+            return False
+        self.truncated = f"the run's deadline ({run_seconds:g} s) passed"
+        return True
 
     def record(self) -> SourceRun:
         return SourceRun(
@@ -62,13 +66,17 @@ class LeaseLost(Exception):
 @dataclass(frozen=True)
 class Fetching:
     """What a sync needs of its server: where repositories are kept, the git to run them
-    with, the network rules, and the largest file a document may be."""
+    with, the network rules, the largest file a document may be, and what one run may take
+    (a page's whole fetch, the run's time and pages)."""
 
     directory: Path
     allow: addresses.Allowlist
     max_bytes: int
     git_binary: str = "git"
     ssh_command: str | None = None
+    page_seconds: float = 60.0
+    run_seconds: float = 600.0
+    run_pages: int = 2000
 
 
 def put(

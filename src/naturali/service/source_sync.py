@@ -1,10 +1,19 @@
 """Sources' syncs, run by whichever server's SourceWorker holds one on a lease: a Git
 repository's (service/git_sync.py) or a web site's (service/web_sync.py), recorded as the
-source's ``last_run`` with, for a scheduled source, when it is due next."""
+source's ``last_run`` with, for a scheduled source, when it is due next.
+
+A server runs syncs on a bounded pool of threads, and the catalogue hands out one sync of a
+project at a time (storage/sources.py), so a slow or endless source delays only its own
+project. Each run has a deadline and a page budget (Fetching): one cut short by either says
+so (``truncated``) and its next run — scheduled or asked for — goes on from where it stopped.
+Its lease is renewed by the
+worker's heartbeat while it works, and a run whose lease another server took stops at its
+next file or page."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 
@@ -19,6 +28,7 @@ from naturali.service.web_sync import sync_web
 
 log = logging.getLogger("naturali.sources")
 POLL_SECONDS = 15.0  # how often an idle worker looks for a due sync
+BEAT_SECONDS = 10.0  # how often the leases of the syncs running here are renewed
 KINDS: dict[str, Callable[[Source, Documents, Storage, Fetching, Run], None]] = {
     "git": sync_git,
     "web": sync_web,
@@ -26,7 +36,8 @@ KINDS: dict[str, Callable[[Source, Documents, Storage, Fetching, Run], None]] = 
 
 
 class SourceWorker:
-    """One thread a server: takes a due sync on a lease, runs it, records it."""
+    """``workers`` threads a server, each taking a due sync on a lease, running and recording
+    it; one more renews the leases of the syncs running."""
 
     def __init__(
         self,
@@ -34,24 +45,35 @@ class SourceWorker:
         documents: Callable[[], Documents],
         fetching: Fetching,
         lease_seconds: float = 120.0,
+        workers: int = 4,
     ) -> None:
         self._storage = storage
         self._documents = documents
         self._fetching = fetching
         self._lease = lease_seconds
         self.owner = new_id("worker")
-        self._background = Background("naturali-sources", self.run_once, POLL_SECONDS)
+        self._running: dict[str, threading.Event] = {}  # source id → set once its lease is lost
+        self._lock = threading.Lock()
+        self._loops = [
+            Background(f"naturali-sources-{n}", self.run_once, POLL_SECONDS) for n in range(workers)
+        ]
+        self._heart = Background("naturali-sources-lease", self._renew, BEAT_SECONDS)
 
     def start(self) -> None:
         """Start taking due syncs (the server does at start: a schedule needs no caller)."""
-        self._background.start()
+        self._heart.start()
+        for loop in self._loops:
+            loop.start()
 
     def wake(self) -> None:
         """A sync was asked for: take it now rather than at the next poll."""
-        self._background.wake()
+        self._heart.start()
+        for loop in self._loops:
+            loop.wake()
 
     def close(self) -> None:
-        self._background.close()
+        for loop in (*self._loops, self._heart):
+            loop.close()
 
     def run_once(self) -> bool:
         """Take one due sync and run it; False when none is due (tests call it)."""
@@ -59,15 +81,29 @@ class SourceWorker:
         source = self._storage.claim_source(self.owner, self._lease, started)
         if source is None:
             return False
-        run = Run(heartbeat=lambda: self._storage.renew_source(source.id, self.owner, self._lease))
+        lost = threading.Event()
+        with self._lock:
+            self._running[source.id] = lost
+        try:
+            self._run(source, started, lost)
+        finally:
+            with self._lock:
+                self._running.pop(source.id, None)
+        return True
+
+    def _run(self, source: Source, started: float, lost: threading.Event) -> None:
+        run = Run(
+            deadline=time.monotonic() + self._fetching.run_seconds,
+            holding=lambda: not lost.is_set(),
+        )
         try:
             KINDS[source.kind](source, self._documents(), self._storage, self._fetching, run)
         except LeaseLost:
             log.warning("source %s: another server took its sync over", source.id)
-            return True
-        except Exception as exc:  # a bug, or the catalog gone: said in the run, never silent
+            return
+        except Exception:  # a bug, or the catalog gone: said in the run, never silent
             log.exception("source %s: its sync failed", source.id)
-            run.error = f"the sync failed: {exc}"[:300]
+            run.error = "the sync failed on the server (its log has the details)"
         if run.error:
             log.warning("source %s did not sync: %s", source.id, run.error)
         every = source.every_seconds
@@ -75,4 +111,13 @@ class SourceWorker:
         record = run.record().model_dump()
         cursor = run.cursor or source.cursor  # a failed run leaves where the last one ended
         self._storage.finish_source(source.id, self.owner, record, cursor, next_run, started)
-        return True
+
+    def _renew(self) -> bool:
+        """Renew the lease of every sync running here; one another server took is marked
+        lost, and stops at its next file or page."""
+        with self._lock:
+            running = list(self._running.items())
+        for source_id, lost in running:
+            if not self._storage.renew_source(source_id, self.owner, self._lease):
+                lost.set()
+        return False

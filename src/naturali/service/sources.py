@@ -41,7 +41,7 @@ class Sources:
                 code="too_many_sources",
                 param="url",
             )
-        self._cleared(request.url)
+        self._cleared(request.url, request.ref)
         now = utcnow()
         seconds = every_seconds(request.every)
         source = Source(
@@ -76,8 +76,7 @@ class Sources:
         self._auth.require(user, project_id, "write")
         source = self._get(project_id, source_id)
         given = request.model_dump(exclude_unset=True)
-        if "url" in given:
-            self._cleared(given["url"])
+        self._cleared(given.get("url"), given.get("ref"))
         if "folder" in given:
             given["folder"] = (given["folder"] or "").strip("/")
         for patterns in ("include", "exclude"):
@@ -116,11 +115,23 @@ class Sources:
             )
         return source
 
-    def _cleared(self, url: str) -> None:
+    def _cleared(self, url: str | None, ref: str | None) -> None:
+        """The URL and ref pass the network rules and can never be read as an option."""
+        if ref is not None and (ref.startswith("-") or _unprintable(ref)):
+            raise InvalidRequest(
+                "a ref may not start with '-' or hold spaces or control characters",
+                code="source_refused",
+                param="ref",
+            )
         try:
-            addresses.check(url, self._allow)
+            if url is not None:
+                addresses.check(url, self._allow)
         except addresses.Refused as exc:
             raise InvalidRequest(str(exc), code="source_refused", param="url") from exc
+
+
+def _unprintable(text: str) -> bool:
+    return any(ord(c) < 0x21 or 0x7F <= ord(c) <= 0x9F for c in text)
 
 
 def made_by(storage: Storage, source: Source) -> dict[str, tuple[str, str]]:

@@ -5,7 +5,11 @@ validators it was last answered with (``ETag``, ``Last-Modified``): a 304 costs 
 and a sitemap's unchanged ``lastmod`` costs no request at all; a page whose bytes are the same
 is not read again. A page's canonical URL is its identity, so a page reached twice is one
 document. Pages that answer 404 or 410 — or, after a crawl that reached every page, are no
-longer linked — lose their document; a crawl cut short by its budget deletes nothing else."""
+longer linked — lose their document; a crawl cut short by its budget deletes nothing else.
+
+A run stops at its deadline or its page budget, marked ``truncated``; it keeps the crawl's
+queue and what it reached in the source's cursor, and the next run goes on from there (a
+site larger than ``MAX_SITE_PAGES`` is mirrored up to that, and said so)."""
 
 from __future__ import annotations
 
@@ -28,9 +32,10 @@ from naturali.service.sources import made_by
 from naturali.sources import mirror, web
 from naturali.sources.addresses import Refused
 
-MAX_PAGES = 2000  # a run's requests
 MAX_BYTES = 512 * 1024 * 1024  # a run's bodies
 MAX_SITEMAPS = 50
+MAX_SITE_PAGES = 20_000  # pages one crawl reaches, over the runs it resumes in
+MAX_QUEUED = 20_000  # links kept for the next run of a truncated crawl
 _TYPES = {"text/html": ".html", "application/xhtml+xml": ".html", "application/pdf": ".pdf"}
 
 
@@ -43,9 +48,12 @@ class _Crawl:
     before: dict[str, tuple[str, str]]  # path → (document id, key)
     state: dict[str, dict[str, Any]]  # page URL → validators, key, links, lastmod, as last seen
     run: Run
+    fetching: Fetching
     now: dict[str, dict[str, Any]] = field(default_factory=dict)
     kept: set[str] = field(default_factory=set)  # paths whose document stays
     gone: set[str] = field(default_factory=set)  # paths that answered 404 or 410
+    visited: set[str] = field(default_factory=set)
+    queue: deque[tuple[str, str | None]] = field(default_factory=deque)
     spent: int = 0
     requests: int = 0
 
@@ -53,20 +61,26 @@ class _Crawl:
 def sync_web(
     source: Source, documents: Documents, storage: Storage, fetching: Fetching, run: Run
 ) -> None:
-    fetcher = web.Fetcher(fetching.allow, fetching.max_bytes)
+    fetcher = web.Fetcher(fetching.allow, fetching.max_bytes, page_seconds=fetching.page_seconds)
+    state, resume = _saved(source.cursor)
     crawl = _Crawl(
         source,
         _prefix(source.url),
         mirror.Selection.of(source.include, source.exclude),
         fetcher,
         made_by(storage, source),
-        json.loads(source.cursor or "{}"),
+        state,
         run,
+        fetching,
     )
     try:
+        if resume:
+            _resumed(crawl, resume)
+        else:
+            crawl.queue.extend(_starts(crawl))
         complete = _walk(crawl, documents, storage)
         _delete(crawl, storage, complete)
-        crawl.run.cursor = json.dumps(crawl.now)
+        crawl.run.cursor = json.dumps(_cursor(crawl, complete))
     except (Refused, httpx.HTTPError, ValueError) as exc:
         crawl.run.error = str(exc)[:300]
     finally:
@@ -74,19 +88,58 @@ def sync_web(
 
 
 def _walk(crawl: _Crawl, documents: Documents, storage: Storage) -> bool:
-    """Visit the pages; whether every page was reached within the budget."""
-    queue: deque[tuple[str, str | None]] = deque(_starts(crawl))
-    visited: set[str] = set()
-    while queue:
-        url, lastmod = queue.popleft()
-        if url in visited:
+    """Visit the pages; whether every page was reached (False: the run was truncated)."""
+    while crawl.queue:
+        url, lastmod = crawl.queue[0]
+        if url in crawl.visited:
+            crawl.queue.popleft()
             continue
-        if crawl.requests >= MAX_PAGES or crawl.spent >= MAX_BYTES:
+        if _spent(crawl):
             return False
-        visited.add(url)
+        crawl.queue.popleft()
+        crawl.visited.add(url)
         for link in _visit(crawl, url, lastmod, documents, storage):
-            queue.append((link, None))
+            if link not in crawl.visited:
+                crawl.queue.append((link, None))
     return True
+
+
+def _spent(crawl: _Crawl) -> bool:
+    """Whether the run has spent what it may (then it says why in ``truncated``)."""
+    fetching, run = crawl.fetching, crawl.run
+    if crawl.requests >= fetching.run_pages:
+        run.truncated = f"the run's budget of {fetching.run_pages} pages was reached"
+    elif crawl.spent >= MAX_BYTES:
+        run.truncated = f"the run's budget of {MAX_BYTES} bytes was reached"
+    elif len(crawl.visited) >= MAX_SITE_PAGES:
+        run.truncated = f"the site has more than {MAX_SITE_PAGES} pages: the rest are not read"
+    return run.truncated is not None or run.out_of_time(fetching.run_seconds)
+
+
+def _saved(cursor: str | None) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """A cursor's pages (each one's validators, key, links) and, after a truncated run, where
+    its crawl stopped."""
+    saved = json.loads(cursor or "{}")
+    if not isinstance(saved.get("pages"), dict):
+        return saved, None  # a cursor of the pages alone
+    return saved["pages"], saved.get("resume")
+
+
+def _resumed(crawl: _Crawl, resume: dict[str, Any]) -> None:
+    crawl.visited = set(resume["visited"])
+    crawl.kept = set(resume["kept"])
+    crawl.now = {url: crawl.state[url] for url in crawl.visited if url in crawl.state}
+    crawl.queue.extend((url, lastmod) for url, lastmod in resume["queue"])
+
+
+def _cursor(crawl: _Crawl, complete: bool) -> dict[str, Any]:
+    """What the next run starts from: the pages as last seen; after a truncated run, its
+    crawl's queue and what it reached (a crawl too large for any run starts over)."""
+    if complete or len(crawl.visited) >= MAX_SITE_PAGES:
+        return {"pages": crawl.now}
+    queued = list(dict.fromkeys(crawl.queue))[:MAX_QUEUED]
+    resume = {"queue": queued, "visited": sorted(crawl.visited), "kept": sorted(crawl.kept)}
+    return {"pages": {**crawl.state, **crawl.now}, "resume": resume}
 
 
 def _starts(crawl: _Crawl) -> list[tuple[str, str | None]]:

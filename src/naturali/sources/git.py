@@ -2,22 +2,34 @@
 second Git implementation to trust): a bare repository kept per source, fetched shallow
 (``--depth 1``, no tags, no submodules, no redirects, only the URL's own protocol), its tree
 listed with each file's blob id, and a file's bytes read only when its blob changed since
-the last sync — a sync with nothing new fetches nothing and reads nothing."""
+the last sync — a sync with nothing new fetches nothing and reads nothing.
+
+Nothing a user sends reaches git as an option: URLs and refs come after ``--`` (and are
+refused when they start with ``-``), and git runs with no configuration but the fixed one
+below. Its output never reaches a client: a failure is said in our words, its stderr logged."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from naturali.sources.addresses import Target
 
-TIMEOUT_SECONDS = 600  # a fetch's whole run
+TIMEOUT_SECONDS = 600  # a fetch's whole run, at most
+log = logging.getLogger("naturali.sources")
+_SAID = {
+    "fetch": "the repository could not be fetched: it is not there, the ref does not exist, "
+    "or the server refused (the server's log has git's words)",
+    "rev-parse": "the fetched ref names no commit",
+}
 
 
 class GitSourceError(Exception):
-    """git refused or failed: its message, cut short."""
+    """git refused or failed, said in our words (never git's output: it may quote a file)."""
 
 
 @dataclass(frozen=True)
@@ -33,8 +45,9 @@ class GitRepository:
         self._binary = binary
         self._ssh = ssh_command
 
-    def fetch(self, target: Target, ref: str | None) -> str:
-        """Fetch ``ref`` (the remote's HEAD when None) shallow; the commit it names."""
+    def fetch(self, target: Target, ref: str | None, deadline: float | None = None) -> str:
+        """Fetch ``ref`` (the remote's HEAD when None) shallow; the commit it names.
+        ``deadline``: a ``time.monotonic()`` the fetch may not outlast."""
         if not (self.directory / "HEAD").exists():
             self.directory.mkdir(parents=True, exist_ok=True)
             self._git("init", "--bare", "--quiet")
@@ -47,9 +60,11 @@ class GitRepository:
             "--no-tags",
             "--no-recurse-submodules",
             "--no-write-fetch-head",
+            "--",
             url,
             f"+{ref or 'HEAD'}:refs/naturali/fetched",
             protocol=target.scheme,
+            deadline=deadline,
         )
         return self._git("rev-parse", "refs/naturali/fetched^{commit}").strip()
 
@@ -79,10 +94,14 @@ class GitRepository:
     def read(self, blob: str) -> bytes:
         return self._run("cat-file", "blob", blob).stdout
 
-    def _git(self, *args: str, protocol: str | None = None) -> str:
-        return self._run(*args, protocol=protocol).stdout.decode("utf-8", "replace")
+    def _git(self, *args: str, protocol: str | None = None, deadline: float | None = None) -> str:
+        return self._run(*args, protocol=protocol, deadline=deadline).stdout.decode(
+            "utf-8", "replace"
+        )
 
-    def _run(self, *args: str, protocol: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    def _run(
+        self, *args: str, protocol: str | None = None, deadline: float | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
         safe = [
             "-c", "protocol.allow=never",
             "-c", f"protocol.{protocol}.allow=always" if protocol else "protocol.file.allow=never",
@@ -93,19 +112,23 @@ class GitRepository:
         env = _clean_environment(self.directory)
         if self._ssh:
             env["GIT_SSH_COMMAND"] = self._ssh
+        seconds = float(TIMEOUT_SECONDS)
+        if deadline is not None:
+            seconds = max(1.0, min(seconds, deadline - time.monotonic()))
         try:
             done = subprocess.run(
                 [self._binary, *safe, "-C", str(self.directory), *args],
                 capture_output=True,
                 env=env,
-                timeout=TIMEOUT_SECONDS,
+                timeout=seconds,
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
-            raise GitSourceError(f"git {args[0]} took more than {TIMEOUT_SECONDS} s") from exc
+            raise GitSourceError(f"git {args[0]} took more than {seconds:.0f} s") from exc
         if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitSourceError(f"git {args[0]}: {' '.join(message)[:300]}")
+            said = done.stderr.decode("utf-8", "replace").strip()
+            log.warning("git %s in %s failed: %s", args[0], self.directory, said[:2000])
+            raise GitSourceError(_SAID.get(args[0], f"git {args[0]} failed"))
         return done
 
 

@@ -1,18 +1,21 @@
 """A web site as a source: pages fetched over HTTP(S) under the network rules (every
 connection — redirects included — is made to an address ``addresses.resolve`` cleared, the
 name resolved once, at connect), ``robots.txt`` honoured, one request at a time a host at a
-bounded rate, each body bounded, redirects followed by hand (at most five: a loop is
-refused), and a page's links, canonical URL and a sitemap's URLs read with the standard
+bounded rate, each body bounded, each page bounded in time as a whole (connect, headers and
+every read of the body, redirects included: a server that sends a byte every few seconds is
+cut at the deadline), redirects followed by hand (at most five: a loop is refused), and a
+page's links, canonical URL and a sitemap's URLs read with the standard
 library's tokenisers — the page's own text is read by naturali's HTML reader in the
 isolated ingest worker, as any upload."""
 
 from __future__ import annotations
 
+import ssl
 import time
 import urllib.robotparser
 import xml.etree.ElementTree as ElementTree
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
@@ -46,12 +49,49 @@ class Fetched:
         return self.status == 304
 
 
+class _Bounded(httpcore.NetworkStream):
+    """A connection whose every wait ends by the page's deadline (``deadline()``, a
+    ``time.monotonic()``)."""
+
+    def __init__(self, stream: httpcore.NetworkStream, deadline: Callable[[], float]) -> None:
+        self._stream = stream
+        self._deadline = deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, self._left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._left(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        tls = self._stream.start_tls(ssl_context, server_hostname, self._left(timeout))
+        return _Bounded(tls, self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+    def _left(self, timeout: float | None) -> float:
+        left = self._deadline() - time.monotonic()
+        if left <= 0:
+            raise httpcore.ReadTimeout("the page took longer than its deadline")
+        return left if timeout is None else min(timeout, left)
+
+
 class _Cleared(httpcore.SyncBackend):
     """Connects only to an address the rules clear, resolving the name itself (TLS then
-    verifies the name, as it would have)."""
+    verifies the name, as it would have), each connection bounded by the page's deadline."""
 
-    def __init__(self, allow: Allowlist) -> None:
+    def __init__(self, allow: Allowlist, deadline: Callable[[], float]) -> None:
         self._allow = allow
+        self._deadline = deadline
 
     def connect_tcp(
         self,
@@ -62,17 +102,31 @@ class _Cleared(httpcore.SyncBackend):
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
         address = str(resolve(host, port, self._allow))
-        return super().connect_tcp(address, port, timeout, local_address, socket_options)
+        left = self._deadline() - time.monotonic()
+        if left <= 0:
+            raise httpcore.ConnectTimeout("the page took longer than its deadline")
+        timeout = left if timeout is None else min(timeout, left)
+        stream = super().connect_tcp(address, port, timeout, local_address, socket_options)
+        return _Bounded(stream, self._deadline)
 
 
 class Fetcher:
-    def __init__(self, allow: Allowlist, max_bytes: int, seconds_between: float = 0.2) -> None:
+    def __init__(
+        self,
+        allow: Allowlist,
+        max_bytes: int,
+        seconds_between: float = 0.2,
+        page_seconds: float = 60.0,
+    ) -> None:
         transport = httpx.HTTPTransport(trust_env=False)
         # httpx builds its pool without a way to name a network backend: this is that pool
-        # with one, so that every connection goes through the rules.
+        # with one, so that every connection goes through the rules and the page's deadline.
+        backend = _Cleared(allow, lambda: self._deadline)
         transport._pool = httpcore.ConnectionPool(  # noqa: SLF001
-            ssl_context=httpx.create_ssl_context(), network_backend=_Cleared(allow)
+            ssl_context=httpx.create_ssl_context(), network_backend=backend
         )
+        self._page_seconds = page_seconds
+        self._deadline = float("inf")
         self._http = httpx.Client(
             transport=transport, timeout=TIMEOUT, headers={"User-Agent": AGENT}
         )
@@ -102,6 +156,17 @@ class Fetcher:
         headers = {
             k: v for k, v in (("If-None-Match", etag), ("If-Modified-Since", last_modified)) if v
         }
+        self._deadline = time.monotonic() + self._page_seconds
+        try:
+            return self._follow(url, headers)
+        except httpx.TimeoutException as exc:
+            if time.monotonic() < self._deadline:
+                raise
+            raise Refused(f"{url}: took more than {self._page_seconds:g} s") from exc
+        finally:
+            self._deadline = float("inf")
+
+    def _follow(self, url: str, headers: dict[str, str]) -> Fetched:
         for _ in range(MAX_REDIRECTS + 1):
             if urlsplit(url).scheme not in ("http", "https"):
                 raise Refused(f"{url}: only http and https pages are fetched")

@@ -1,7 +1,7 @@
 """The sources' statements, one text for both backends (``p``: ``?`` or ``%s``): a sync is
 due when asked for (``requested_at``) or when its schedule says (``next_run_at``), and is
-held by one server on a lease — a server that dies leaves it due, taken again when the lease
-runs out; finishing it records the run and releases it."""
+held by one server on a lease (one sync of a project at a time) — a server that dies leaves
+it due, taken again when the lease runs out; finishing it records the run and releases it."""
 
 from __future__ import annotations
 
@@ -30,9 +30,12 @@ def statements(p: str, lock: str = "") -> SourceStatements:
         f"WHERE project_id = {p} AND id = {p}",
         delete=f"DELETE FROM sources WHERE project_id = {p} AND id = {p}",
         request=f"UPDATE sources SET requested_at = {p} WHERE project_id = {p} AND id = {p}",
-        due="SELECT * FROM sources WHERE (requested_at IS NOT NULL OR next_run_at <= "
-        f"{p}) AND (owner IS NULL OR lease_until < {p}) "
-        f"ORDER BY coalesce(requested_at, next_run_at) LIMIT 1 {lock}",
+        # One sync of a project at a time, on every server: a slow or endless source holds
+        # up its own project's next sync, never another's.
+        due="SELECT * FROM sources s WHERE (requested_at IS NOT NULL OR next_run_at <= "
+        f"{p}) AND (owner IS NULL OR lease_until < {p}) AND NOT EXISTS (SELECT 1 FROM "
+        f"sources h WHERE h.project_id = s.project_id AND h.owner IS NOT NULL AND "
+        f"h.lease_until >= {p}) ORDER BY coalesce(requested_at, next_run_at) LIMIT 1 {lock}",
         claim=f"UPDATE sources SET owner = {p}, lease_until = {p} WHERE id = {p}",
         renew=f"UPDATE sources SET lease_until = {p} WHERE id = {p} AND owner = {p}",
         # A request made before the run began is answered by it; one made since stays.

@@ -3118,6 +3118,12 @@ export type SourceRun = {
      * Why the whole sync failed, if it did.
      */
     error?: string | null;
+    /**
+     * Truncated
+     *
+     * Why the run stopped before the end (its deadline, its page budget); the next run resumes where it stopped.
+     */
+    truncated?: string | null;
 };
 
 /**

@@ -41,7 +41,7 @@ class PostgresSources:
 
     def claim_source(self, owner: str, lease_seconds: float, now: float) -> Source | None:
         with self.db.transaction() as conn:
-            row = conn.execute(SQL.due.encode(), (now, now)).fetchone()
+            row = conn.execute(SQL.due.encode(), (now, now, now)).fetchone()
             if row is None:
                 return None
             conn.execute(SQL.claim.encode(), (owner, now + lease_seconds, row["id"]))

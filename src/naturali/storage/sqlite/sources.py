@@ -47,7 +47,7 @@ class SqliteSources:
 
     def claim_source(self, owner: str, lease_seconds: float, now: float) -> Source | None:
         with self.db.write() as conn:
-            row = conn.execute(SQL.due, (now, now)).fetchone()
+            row = conn.execute(SQL.due, (now, now, now)).fetchone()
             if row is None:
                 return None
             conn.execute(SQL.claim, (owner, now + lease_seconds, row["id"]))
