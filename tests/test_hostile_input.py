@@ -223,10 +223,12 @@ def test_a_pdf_bomb_is_a_clear_400(api: Api) -> None:
 
 def test_a_stream_that_inflates_within_bounds_is_read_as_what_it_is(api: Api) -> None:
     """200 MB of drawing operators and no text: read within the worker's bounds, its page
-    rendered for OCR in the background job within them too, stored with its warning."""
+    rendered within them too (to tell a blank page from a scan: it draws nothing, so it is
+    blank and never waits for OCR), stored with its warning."""
     project = api.project()
     r = api.upload(project, "/drawn.pdf", pdf_bomb(200_000_000), "drawn.pdf")
-    assert r.status_code == 202, r.text
+    assert r.status_code == 201, r.text
+    assert r.json()["reading"]["empty_pages"] == [1]
     document = api.ready(project, r.json()["id"])
     assert document["status"] == "ready", document
     assert document["warnings"][0].startswith("no_text_layer")

@@ -58,6 +58,7 @@ def test_a_scanned_pdf_is_found_on_the_page_the_original_is(api: Api) -> None:
         "ocr_pages": [1, 2, 3],
         "empty_pages": [],
         "ocr_pending": [],
+        "ocr_skipped": [],
     }
     assert _top_page(api, project, "which contracts renew for two years?") == ("/scan.pdf", 2)
     other = api.project("original")
@@ -104,3 +105,52 @@ def test_a_bulk_ingest_embeds_text_at_once_and_leaves_scans_to_the_job(api: Api)
     )
     assert [d.status for d in made] == ["ready", "processing"]
     assert api.ready(project, made[1].id)["reading"]["ocr_pages"] == [1]
+
+
+def _blank_pdf(pages: int) -> bytes:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument.new()
+    for _ in range(pages):
+        document.new_page(595, 842)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_blank_pages_are_empty_and_never_read_by_ocr(api: Api) -> None:
+    """2,000 blank pages in 250 KB (hours of OCR if each were read) are ready at once."""
+    data = _blank_pdf(2000)
+    assert len(data) < 300_000
+    project = api.project()
+    r = api.upload(project, "/blank.pdf", data, "blank.pdf")
+    assert r.status_code in (201, 202), r.text
+    document = api.ready(project, r.json()["id"], timeout=60)
+    assert document["status"] == "ready" and document["chunk_count"] == 0
+    reading = document["reading"]
+    assert reading["empty_pages"] == list(range(1, 2001)) and reading["ocr_pages"] == []
+    assert document["warnings"][0].startswith("no_text_layer: the PDF has no extractable text")
+    white = io.BytesIO()
+    from PIL import Image
+
+    Image.new("RGB", (800, 600), "white").save(white, format="PNG")
+    r = api.upload(project, "/white.png", white.getvalue(), "white.png")
+    assert r.status_code in (201, 202), r.text
+    assert api.ready(project, r.json()["id"])["reading"]["empty_pages"] == [1]
+
+
+def test_ocr_stops_at_the_documents_cap_and_lists_the_pages_it_did_not_read(
+    tmp_path: Path, embedder: OnnxEmbedder
+) -> None:
+    for api in make_api(tmp_path, embedder, ocr_document_pages=1, ocr_project_pages_per_hour=2):
+        project = api.project()
+        document = _read(api, project, "/scan.pdf", scanned_copy(text_pdf(PAGES)))
+        assert document["reading"]["ocr_pages"] == [1]
+        assert document["reading"]["ocr_skipped"] == [2, 3]
+        skipped = [w for w in document["warnings"] if w.startswith("ocr_skipped:")]
+        assert skipped and skipped[0].startswith("ocr_skipped: page(s) 2, 3 were not read")
+        # The project's hour has one page left: the next scan reads one, lists the rest.
+        again = _read(api, project, "/again.pdf", scanned_copy(text_pdf(PAGES[:2])))
+        assert again["reading"]["ocr_pages"] == [1] and again["reading"]["ocr_skipped"] == [2]
+        third = _read(api, project, "/third.pdf", scanned_copy(text_pdf(PAGES[:1])))
+        assert third["reading"]["ocr_skipped"] == [1] and third["chunk_count"] == 0

@@ -276,3 +276,19 @@ def test_a_slow_repository_and_the_run_deadline(
         run = _synced(api, project, made)["last_run"]
         assert run["truncated"] == "the run's deadline (0.001 s) passed", run
         assert run["created"] == 0 and run["error"] is None
+
+
+def test_a_sources_documents_count_against_the_projects_quota(
+    tmp_path: Path, embedder: OnnxEmbedder, roots: Path
+) -> None:
+    repo = Repo(roots / "many")
+    for n in range(5):
+        repo.write(f"f{n}.md", f"# File {n}\n\nThe number {n} in words.")
+    repo.commit("first")
+    for api in make_api(tmp_path, embedder, sources_local_roots=str(roots), quota_documents=3):
+        project = api.project()
+        made = _source(api, project, {"kind": "git", "url": str(repo.root), "path": "/m/"})
+        api.post(f"/v1/projects/{project}/sources/{made}/sync")
+        run = _synced(api, project, made)["last_run"]
+        assert run["created"] == 3 and len(run["failed"]) == 2, run
+        assert len(_documents(api, project)) == 3

@@ -57,6 +57,9 @@ class PagesRead(_Model):
     empty_pages: list[int]
     # Pages without a text layer still waiting for OCR (while processing).
     ocr_pending: list[int]
+    # Pages without a text layer not read by OCR: over the document's OCR page cap or the
+    # project's hourly OCR budget (listed in its warnings too).
+    ocr_skipped: list[int] = []
 
 
 class Document(_Model):

@@ -331,6 +331,7 @@ EXAMPLES: dict[str, Any] = {
     "empty_pages": [7],
     "ocr_pages": [3, 4],
     "ocr_pending": [5],
+    "ocr_skipped": [301, 302],
     "text_pages": 150,
     "pages_done": 2,
     "pages_total": 5,

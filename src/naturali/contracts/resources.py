@@ -81,6 +81,11 @@ class PagesRead(Described):
     ocr_pending: list[int] = Field(
         description="Pages without a text layer still waiting for OCR (while processing)."
     )
+    ocr_skipped: list[int] = Field(
+        default_factory=list,
+        description="Pages without a text layer not read by OCR: over the document's OCR page "
+        "cap or the project's hourly OCR budget (listed in its warnings too).",
+    )
 
 
 class DocumentOut(Described):

@@ -70,9 +70,11 @@ class Extracted:
         return len(self.pages) if numbered or self.content_type == "application/pdf" else None
 
 
-def extract(data: bytes, filename: str, ocr_texts: dict[int, str] | None = None) -> Extracted:
+def extract(
+    data: bytes, filename: str, ocr_texts: dict[int, str | None] | None = None
+) -> Extracted:
     """The file's pages; ``ocr_texts``, the text OCR read on its pages without a text layer
-    (None: not read yet)."""
+    (None: not read yet; a page's None: left unread by the OCR budget)."""
     suffix = PurePosixPath(filename).suffix.lower()
     form = FORMATS.get(suffix)
     if form is None:
@@ -156,7 +158,7 @@ def _title(text: str, form: Format) -> str | None:
     return None
 
 
-def _parsed(data: bytes, form: Format, ocr_texts: dict[int, str] | None) -> Extracted:
+def _parsed(data: bytes, form: Format, ocr_texts: dict[int, str | None] | None) -> Extracted:
     kind = form.parsed
     assert kind is not None
     with _read_errors(kind):
@@ -166,7 +168,7 @@ def _parsed(data: bytes, form: Format, ocr_texts: dict[int, str] | None) -> Extr
     pages: list[Page] = []
     offset = 0
     for number, raw in read:
-        raw = given.get(number, raw) if number in scans else raw
+        raw = (given.get(number) or raw) if number in scans else raw
         text = raw.replace("\r\n", "\n").replace("\x00", "")
         pages.append(Page(number, text, offset))
         offset += len(text) + len(PAGE_SEPARATOR)

@@ -59,10 +59,11 @@ def read(
     filename: str,
     token_counter: str,
     max_chunks: int,
-    ocr_texts: dict[int, str] | None = None,
+    ocr_texts: dict[int, str | None] | None = None,
 ) -> Read:
     """The file's passages, cut as ``token_counter`` counts word pieces, with what OCR read
-    on its scanned pages (``ocr_texts``; None: not read yet); a NaturaliError when the file is
+    on its scanned pages (``ocr_texts``, None for a page left unread by the OCR budget;
+    None: not read yet); a NaturaliError when the file is
     refused (its type, its bytes, a limit it reached)."""
     request: dict[str, Any] = {
         "filename": filename,

@@ -16,6 +16,10 @@ from naturali.ingest import limits
 
 EXTRA = "pip install 'naturali[ocr]'"
 _engine: Any = None
+# A page is blank when fewer than this share of its pixels stand out from its background (a
+# few specks of a scanner's dust, not a word): it is not worth seconds of OCR.
+INK_SHARE = 0.0002
+INK_LEVEL = 48  # how far from the background a pixel's grey must be to count as ink
 
 
 @functools.cache  # a failed import is not retried for every page
@@ -34,6 +38,16 @@ def read(image: npt.NDArray[np.uint8]) -> str:
     found = _reader()(image)
     lines = getattr(found, "txts", None) or ()
     return "\n".join(str(line) for line in lines)
+
+
+def blank(image: npt.NDArray[np.uint8]) -> bool:
+    """Whether an image (grey, or RGB) is nearly uniform: nothing on it for OCR to read."""
+    grey = image if image.ndim == 2 else image[:, :, :3].mean(axis=2)
+    if grey.size == 0:
+        return True
+    background = np.median(grey)
+    ink = np.count_nonzero(np.abs(grey.astype(np.int16) - int(background)) > INK_LEVEL)
+    return bool(ink < INK_SHARE * grey.size)
 
 
 def _reader() -> Any:

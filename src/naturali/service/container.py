@@ -39,6 +39,7 @@ from naturali.service.quotas import QuotaLimits, Quotas
 from naturali.service.reading import Reader
 from naturali.service.records import Records
 from naturali.service.search import Search, SecondStage
+from naturali.service.ocr_budget import OcrBudget
 from naturali.service.source_runs import Fetching
 from naturali.service.source_sync import SourceWorker
 from naturali.service.sources import Sources
@@ -135,7 +136,11 @@ class Services:
             self.storage,
             self.embedder,
             settings.ingest_lease_seconds,
-            Scans(files, settings.max_chunks_per_document),
+            Scans(
+                files,
+                settings.max_chunks_per_document,
+                OcrBudget(settings.ocr_document_pages, settings.ocr_project_pages_per_hour),
+            ),
         )
         documents = Documents(
             self.storage,

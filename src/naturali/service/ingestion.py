@@ -37,6 +37,7 @@ from naturali.model import IngestJob
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import EmbeddedChunk, Storage, VersionConflict
 from naturali.service.background import Background
+from naturali.service.ocr_budget import OcrBudget
 from naturali.text.context import in_context
 
 log = logging.getLogger("naturali.ingestion")
@@ -52,7 +53,7 @@ class _Held:
 
     job: IngestJob
     chunks: list[EmbeddedChunk] = field(default_factory=list)
-    ocr_texts: dict[int, str] = field(default_factory=dict)
+    ocr_texts: dict[int, str | None] = field(default_factory=dict)  # None: not read (budget)
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,9 @@ class Scans:
 
     files_dir: Path
     max_chunks: int
+    budget: OcrBudget = field(default_factory=lambda: OcrBudget(300, 600))
 
-    def read(self, job: IngestJob, texts: dict[int, str], counter: str) -> isolated.Read:
+    def read(self, job: IngestJob, texts: dict[int, str | None], counter: str) -> isolated.Read:
         data = (self.files_dir / job.document.content_hash).read_bytes()
         return isolated.read(data, job.document.filename, counter, self.max_chunks, texts)
 
@@ -177,7 +179,11 @@ class IngestionWorker:
         job = held.job
         assert self._scans is not None, "a job with pages to read by OCR needs Scans"
         number = job.ocr_pages[len(held.ocr_texts)]
-        held.ocr_texts[number] = self._scans.ocr_page(job, number)
+        read = sum(1 for text in held.ocr_texts.values() if text is not None)
+        if self._scans.budget.take(job.document.project_id, read):
+            held.ocr_texts[number] = self._scans.ocr_page(job, number)
+        else:  # over the document's cap or the project's hour: the rest is listed, not read
+            held.ocr_texts |= {n: None for n in job.ocr_pages[len(held.ocr_texts) :]}
         if len(held.ocr_texts) < len(job.ocr_pages):
             return True
         read = self._scans.read(job, held.ocr_texts, self._embedder().token_counter)

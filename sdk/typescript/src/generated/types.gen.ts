@@ -2107,6 +2107,12 @@ export type PagesRead = {
      * Pages without a text layer still waiting for OCR (while processing).
      */
     ocr_pending: Array<number>;
+    /**
+     * Ocr Skipped
+     *
+     * Pages without a text layer not read by OCR: over the document's OCR page cap or the project's hourly OCR budget (listed in its warnings too).
+     */
+    ocr_skipped?: Array<number>;
 };
 
 /**

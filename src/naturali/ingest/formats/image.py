@@ -19,9 +19,8 @@ MAX_PIXELS = 50_000_000  # a 600-dpi A3 scan is ~35 million
 
 
 def read(data: bytes) -> tuple[Pages, str | None, list[int]]:
-    """One page, to be read by OCR (the image is decoded to check it)."""
-    _pixels(data)
-    return [(1, "")], None, [1]
+    """One page, to be read by OCR unless it is blank (the image is decoded to check it)."""
+    return [(1, "")], None, [] if ocr.blank(_pixels(data)) else [1]
 
 
 def ocr_page(data: bytes, number: int) -> str:
