@@ -32,6 +32,7 @@ from naturali.service.indexer import BackgroundIndexer
 from naturali.service.ingestion import IngestionWorker, Scans
 from naturali.service.memories import Memories
 from naturali.service.mutations import Mutations
+from naturali.service.ocr_budget import OcrBudget
 from naturali.service.overview import Overview
 from naturali.service.projects import Projects, Users
 from naturali.service.query_vectors import QueryVectors
@@ -39,7 +40,6 @@ from naturali.service.quotas import QuotaLimits, Quotas
 from naturali.service.reading import Reader
 from naturali.service.records import Records
 from naturali.service.search import Search, SecondStage
-from naturali.service.ocr_budget import OcrBudget
 from naturali.service.source_runs import Fetching
 from naturali.service.source_sync import SourceWorker
 from naturali.service.sources import Sources

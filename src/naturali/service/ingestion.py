@@ -179,8 +179,8 @@ class IngestionWorker:
         job = held.job
         assert self._scans is not None, "a job with pages to read by OCR needs Scans"
         number = job.ocr_pages[len(held.ocr_texts)]
-        read = sum(1 for text in held.ocr_texts.values() if text is not None)
-        if self._scans.budget.take(job.document.project_id, read):
+        done = sum(1 for text in held.ocr_texts.values() if text is not None)
+        if self._scans.budget.take(job.document.project_id, done):
             held.ocr_texts[number] = self._scans.ocr_page(job, number)
         else:  # over the document's cap or the project's hour: the rest is listed, not read
             held.ocr_texts |= {n: None for n in job.ocr_pages[len(held.ocr_texts) :]}
