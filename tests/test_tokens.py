@@ -150,3 +150,26 @@ def test_a_project_token_sees_and_revokes_only_its_own_lineage(api: Api) -> None
     assert api.get("/v1/projects").status_code == 200  # the owner's token stands
     assert api.delete(f"/v1/tokens/{made['id']}", limited["token"]).status_code == 204
     assert_error(api.get("/v1/projects", made["token"]), 401, "token_revoked")
+
+
+def test_a_token_revokes_only_itself_and_what_was_made_through_it(api: Api) -> None:
+    parent = _token(api, name="ci", scope="admin")
+    child = _token(api, parent["token"], name="job", scope="admin")  # unrestricted
+    sibling = _token(api, parent["token"], name="other", scope="admin")
+    default = next(t for t in api.get("/v1/tokens").json()["data"] if t["name"] == "default")
+    for victim in (parent, sibling, default):
+        r = api.delete(f"/v1/tokens/{victim['id']}", child["token"])
+        assert_error(r, 404, "token_not_found")
+    for standing in (parent, sibling):
+        assert api.get("/v1/projects", standing["token"]).status_code == 200
+    assert api.get("/v1/projects").status_code == 200
+    grandchild = _token(api, child["token"], name="step", scope="read")
+    assert api.delete(f"/v1/tokens/{grandchild['id']}", child["token"]).status_code == 204
+    assert api.delete(f"/v1/tokens/{child['id']}", child["token"]).status_code == 204
+    assert_error(api.get("/v1/projects", child["token"]), 401, "token_revoked")
+
+
+@pytest.mark.parametrize("expires_in", ["0s", "0d", "000m"])
+def test_a_token_that_would_be_expired_at_birth_is_refused(api: Api, expires_in: str) -> None:
+    r = api.post("/v1/tokens", json={"name": "x", "expires_in": expires_in})
+    assert_error(r, 400, "invalid_value")

@@ -4,8 +4,9 @@ stored; the secret is returned by ``create`` and never again.
 
 Tokens have a lineage: a token makes only tokens within its own scope, projects and lifetime
 (expiring no later than itself), and revoking one revokes every token made through it, so a
-leaked short-lived token never becomes a permanent one. A token limited to some projects sees
-and revokes only itself and the tokens made through it."""
+leaked short-lived token never becomes a permanent one. A token revokes only itself and the
+tokens made through it (never its parent, a sibling or the user's other tokens); one limited to
+some projects also sees only those."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ class Tokens:
         server within a second."""
         self._auth.require_scope(user, "admin")
         self._auth.writing()
-        if not self._storage.revoke_token(user.id, token_id, utcnow(), self._within(user)):
+        lineage = user.token_id  # None: the operator's bootstrap token, which is every token
+        if not self._storage.revoke_token(user.id, token_id, utcnow(), lineage):
             raise NotFound(f"token {token_id} not found", code="token_not_found", param="token_id")
         self._auth.forget()
 
@@ -102,6 +104,12 @@ def _expiry(expires_in: str | None) -> str | None:
     if not match:
         raise InvalidRequest(
             f"expires_in must be a number and a unit (s, m, h, d), e.g. 30d, got {expires_in!r}",
+            code="invalid_value",
+            param="expires_in",
+        )
+    if int(match.group(1)) == 0:
+        raise InvalidRequest(
+            "expires_in must be positive: a token that has expired already is of no use",
             code="invalid_value",
             param="expires_in",
         )
