@@ -32,11 +32,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     stop(running)
 
 
-def _cli(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+# root reads every file: without these capabilities it meets a file's permissions as its owner
+AS_OWNER = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+
+
+def _cli(server: Server, *args: str, as_owner: bool = False) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NATURALI_BASE_URL": server.base_url, "NATURALI_TOKEN": server.token}
     env["XDG_CACHE_HOME"] = str(server.data_dir.parent / "xdg-cache")  # sync's memory
+    owner = AS_OWNER if as_owner and os.geteuid() == 0 else []
     return subprocess.run(
-        [sys.executable, "-m", "naturali.cli.main", *args],
+        [*owner, sys.executable, "-m", "naturali.cli.main", *args],
         env=env,
         capture_output=True,
         text=True,
@@ -205,14 +210,34 @@ def test_cli_sync_leaves_out_what_it_is_told_and_says_what_it_did(
     (tmp_path / "notes.log.txt").write_text("a log")
     (tmp_path / "empty.md").write_text("")
     (tmp_path / ".naturaliignore").write_text("build/\n*.log.txt\n")
+    (tmp_path / "locked.md").write_text("# Locked")
+    (tmp_path / "locked.md").chmod(0)  # EACCES: a skipped file, named, and the run goes on
+    (tmp_path / "sealed").mkdir()
+    (tmp_path / "sealed" / "in.md").write_text("# Sealed")
+    (tmp_path / "sealed").chmod(0)
     with naturali.Client(base_url=server.base_url, token=server.token) as client:
         project = client.projects.create(name="sync-rules").id
         args = ("sync", str(tmp_path), "--project", project, "--path", "/kb/")
-        done = _cli(server, *args, "--exclude", "docs/draft.md", "--json")
+        done = _cli(server, *args, "--exclude", "docs/draft.md", "--json", as_owner=True)
         assert done.returncode == 0, done.stderr
         summary = json.loads(done.stdout)
         assert sorted(summary["created"]) == ["/kb/docs/guide.md", "/kb/empty.md"]
-        assert summary["skipped"]["excluded"] == 3 and summary["skipped"]["hidden"] >= 2
+        skipped = summary["skipped"]
+        assert sorted(skipped["excluded"]) == ["build/", "docs/draft.md", "notes.log.txt"]
+        assert sorted(skipped["hidden"]) == [".cache/", ".naturaliignore"]
+        assert {u["path"]: u["error"] for u in skipped["unreadable"]} == {
+            "locked.md": "Permission denied",
+            "sealed/": "Permission denied",
+        }
+        said = _cli(server, "ingest", *args[1:], "--exclude", "docs/draft.md", as_owner=True)
+        assert said.returncode == 0, said.stderr
+        assert "locked.md: skipped, it cannot be read: Permission denied" in said.stderr
+        assert "docs/draft.md: skipped, excluded" in said.stderr
+        assert ".cache/: skipped, hidden" in said.stderr
+        (tmp_path / "locked.md").chmod(0o644)
+        (tmp_path / "sealed").chmod(0o755)
+        (tmp_path / "locked.md").unlink()
+        (tmp_path / "sealed" / "in.md").unlink()
         warned = {w["path"]: w["warnings"] for w in summary["warnings"]}
         assert warned["/kb/empty.md"][0].startswith("no_text")  # said, not silent
         paths = {d.path for d in client.documents.list(project_id=project)}

@@ -1,12 +1,14 @@
 """A folder as ``naturali sync`` sees it: the files naturali reads, by their logical paths,
 and what was left out and why — files matched by ``--exclude`` or the folder's
 ``.naturaliignore`` (gitignore syntax, read by ``pathspec``), hidden files and folders
-(``.git``, ``.venv``) unless asked for, links whose real path is outside the folder — and the
+(``.git``, ``.venv``) unless asked for, links whose real path is outside the folder, files and
+folders this user cannot read (each named with its reason: one never stops the run) — and the
 files the server refused before, remembered (with their SHA-256) so that one unchanged is not
 sent again on every run."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -24,11 +26,20 @@ IGNORE_FILE = ".naturaliignore"
 
 @dataclass
 class Folder:
+    """The files to send by logical path, and every file or folder left out by its path
+    relative to the folder (a folder's ends in ``/``: nothing under it was looked at)."""
+
     files: dict[str, Path] = field(default_factory=dict)  # logical path → file
-    outside: list[str] = field(default_factory=list)  # links out of the folder, relative
-    excluded: int = 0
-    hidden: int = 0
-    unread: int = 0  # of a type naturali does not read
+    outside: list[str] = field(default_factory=list)  # links out of the folder
+    excluded: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # of a type naturali does not read
+    unreadable: dict[str, str] = field(default_factory=dict)  # → why (permissions, …)
+
+    @property
+    def skipped(self) -> int:
+        left_out = (self.outside, self.excluded, self.hidden, self.unread, self.unreadable)
+        return sum(len(kind) for kind in left_out)
 
 
 def scan(
@@ -45,15 +56,20 @@ def scan(
     spec = pathspec.GitIgnoreSpec.from_lines([*lines, *excludes])
     root = directory.resolve()
     found = Folder()
-    for folder, dirs, names in os.walk(directory):
+
+    def unreadable(error: OSError) -> None:
+        where = Path(error.filename or directory).relative_to(directory).as_posix()
+        found.unreadable[where + "/"] = error.strerror or str(error)
+
+    for folder, dirs, names in os.walk(directory, onerror=unreadable):
         here = Path(folder).relative_to(directory)
         kept = []
         for name in sorted(dirs):
             relative = (here / name).as_posix()
             if name.startswith(".") and not hidden:
-                found.hidden += 1
+                found.hidden.append(relative + "/")
             elif spec.match_file(relative + "/"):
-                found.excluded += 1
+                found.excluded.append(relative + "/")
             else:
                 kept.append(name)
         dirs[:] = kept  # not walked into
@@ -72,17 +88,19 @@ def _consider(
     hidden: bool,
     outside: bool,
 ) -> None:
-    file = directory / relative
+    file, name = directory / relative, relative.as_posix()
     if relative.name.startswith(".") and not hidden:
-        found.hidden += 1
-    elif spec.match_file(relative.as_posix()):
-        found.excluded += 1
+        found.hidden.append(name)
+    elif spec.match_file(name):
+        found.excluded.append(name)
     elif file.suffix.lower() not in SUFFIXES or not file.is_file():
-        found.unread += 1
+        found.unread.append(name)
     elif not outside and not file.resolve().is_relative_to(root):
-        found.outside.append(relative.as_posix())  # a link to /etc/passwd is not the folder's
+        found.outside.append(name)  # a link to /etc/passwd is not the folder's
+    elif not os.access(file, os.R_OK):
+        found.unreadable[name] = os.strerror(errno.EACCES)
     else:
-        found.files[prefix + relative.as_posix()] = file
+        found.files[prefix + name] = file
 
 
 def sha256(file: Path) -> str:

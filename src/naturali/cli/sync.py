@@ -3,9 +3,10 @@ uploaded, changed ones get a new version, unchanged ones cost nothing (their SHA
 compared with the document's ``content_hash`` first, so no body is sent), and with
 ``--delete`` documents under the prefix whose file is gone are deleted. What is left out
 (cli/folder.py: excludes, ``.naturaliignore``, hidden files, links out of the folder, files
-refused before and unchanged since) is said, and so is every warning a document came back
-with (no text, …). It exits 1 only when something failed that had not failed before.
-``naturali ingest`` is the same without ``--delete``."""
+refused before and unchanged since, files it cannot read) is named, each with why, and so is
+every warning a document came back with (no text, …); a file it cannot read never stops the
+run. It exits 1 only when something failed that had not failed before. ``naturali ingest`` is
+the same without ``--delete``, with the same selection options."""
 
 from __future__ import annotations
 
@@ -54,6 +55,9 @@ Exclude = Annotated[
 IncludeHidden = Annotated[
     bool, typer.Option("--include-hidden", help="Also sync hidden files and folders")
 ]
+AsJson = Annotated[
+    bool, typer.Option("--json", help="Print one machine-readable summary (for cron, CI)")
+]
 
 
 @dataclass
@@ -62,6 +66,7 @@ class Plan:
     update: list[tuple[str, Path, str, str]] = field(default_factory=list)  # + document id
     delete: list[tuple[str, str]] = field(default_factory=list)  # path, document id
     refused_before: dict[str, str] = field(default_factory=dict)  # path → why
+    unreadable: dict[str, str] = field(default_factory=dict)  # path → why (permissions, …)
     unchanged: int = 0
 
     @property
@@ -88,7 +93,11 @@ def plan(
     """What to do: ``documents`` maps a path under the prefix to (document id, content hash)."""
     out = Plan()
     for logical, file in files.items():
-        digest, known = sha256(file), documents.get(logical)
+        try:
+            digest, known = sha256(file), documents.get(logical)
+        except OSError as exc:
+            out.unreadable[logical] = exc.strerror or type(exc).__name__
+            continue
         why = refusals.unchanged(logical, digest) if refusals and known is None else None
         if why is not None:
             out.refused_before[logical] = why
@@ -118,9 +127,7 @@ def sync(
     follow_outside: FollowOutside = False,
     exclude: Exclude = None,
     include_hidden: IncludeHidden = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print one machine-readable summary (for cron, CI)")
-    ] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Mirror DIRECTORY into the project at PATH + each file's relative path: upload new
     files, new versions of changed ones, and with --delete remove what is gone. A file the
@@ -159,12 +166,31 @@ def ingest(
     directory: Directory,
     project: ProjectOption,
     path: PathOption = "/",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan, change nothing")] = (
+        False
+    ),
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
+    follow_outside: FollowOutside = False,
+    exclude: Exclude = None,
+    include_hidden: IncludeHidden = False,
+    as_json: AsJson = False,
 ) -> None:
     """Upload every file naturali ingests under DIRECTORY at PATH + its relative path (naturali
     sync without --delete): new files, new versions of changed ones."""
-    sync(directory, project, path, False, False, base_url, token, False, None, False, False)
+    sync(
+        directory,
+        project,
+        path,
+        False,
+        dry_run,
+        base_url,
+        token,
+        follow_outside,
+        exclude,
+        include_hidden,
+        as_json,
+    )
 
 
 def _print_plan(todo: Plan) -> None:
@@ -183,6 +209,7 @@ def _print_plan(todo: Plan) -> None:
 
 
 def _summary(prefix: str, folder: Folder, todo: Plan, outcome: Outcome) -> dict[str, Any]:
+    unreadable = _unreadable(prefix, folder, todo)
     return {
         "prefix": prefix,
         "created": [p for what, p in outcome.events if what == "created"],
@@ -197,8 +224,14 @@ def _summary(prefix: str, folder: Folder, todo: Plan, outcome: Outcome) -> dict[
             "excluded": folder.excluded,
             "hidden": folder.hidden,
             "not_a_format_naturali_reads": folder.unread,
+            "unreadable": [{"path": p, "error": e} for p, e in unreadable.items()],
         },
     }
+
+
+def _unreadable(prefix: str, folder: Folder, todo: Plan) -> dict[str, str]:
+    """The files and folders that could not be read, by their path in the folder."""
+    return folder.unreadable | {p[len(prefix) :]: why for p, why in todo.unreadable.items()}
 
 
 def _report(directory: Path, prefix: str, folder: Folder, todo: Plan, outcome: Outcome) -> None:
@@ -208,6 +241,11 @@ def _report(directory: Path, prefix: str, folder: Folder, todo: Plan, outcome: O
             typer.echo(f"{what:<8}{logical}")
     for relative in folder.outside:
         say(f"{relative}: skipped, a link to a file outside {directory} (--follow-outside)")
+    for relative, why in _unreadable(prefix, folder, todo).items():
+        say(f"{relative}: skipped, it cannot be read: {why}")
+    for why, relatives in _left_out(folder).items():
+        for relative in relatives:
+            say(f"{relative}: skipped, {why}")
     for logical, why in todo.refused_before.items():
         say(f"{logical}: refused before and unchanged since, not sent again: {why}")
     for logical, warnings in outcome.warnings.items():
@@ -219,12 +257,20 @@ def _report(directory: Path, prefix: str, folder: Folder, todo: Plan, outcome: O
         typer.echo(f"nothing to do: {todo.unchanged} files under {prefix} are unchanged")
         return
     done = len(todo.uploads) - len(outcome.failed)
-    skipped = len(todo.refused_before) + folder.excluded + folder.hidden + len(folder.outside)
+    skipped = len(todo.refused_before) + len(todo.unreadable) + folder.skipped
     typer.echo(
         f"{len(todo.create)} new, {len(todo.update)} changed, {len(todo.delete)} deleted, "
         f"{todo.unchanged} unchanged under {prefix}; {done} of {len(todo.uploads)} uploads made "
         f"it; {len(outcome.warnings)} with warnings; {skipped} skipped"
     )
+
+
+def _left_out(folder: Folder) -> dict[str, list[str]]:
+    return {
+        "excluded (--exclude, .naturaliignore)": folder.excluded,
+        "hidden (--include-hidden)": folder.hidden,
+        "not a format naturali reads": folder.unread,
+    }
 
 
 def say(message: str) -> None:
@@ -263,6 +309,9 @@ def _apply(api: Client, project: str, todo: Plan, *, quiet: bool) -> Outcome:
                     if exc.status in (401, 403, 404):
                         raise
                     outcome.failed[logical] = (digest, exc.message)
+                    outcome.events.append(("failed", logical))
+                except OSError as exc:  # it changed under us since the plan read it
+                    outcome.failed[logical] = (digest, f"it cannot be read: {exc.strerror}")
                     outcome.events.append(("failed", logical))
                 else:
                     outcome.events.append(
