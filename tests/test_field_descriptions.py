@@ -130,3 +130,47 @@ def test_the_cli_and_the_python_sdk_say_each_fields_limits_default_and_example()
     assert "[1–100; default 10; e.g. 20]" in " ".join(
         (inspect.getdoc(SearchKnowledge.search_knowledge) or "").split()
     )
+
+
+def _valid(example: Any, schema: dict[str, Any], openapi: dict[str, Any]) -> bool:
+    from jsonschema import Draft202012Validator
+
+    whole = {**schema, "components": openapi["components"]}  # its $refs resolve in it
+    return bool(Draft202012Validator(whole).is_valid(example))
+
+
+# Examples that are values of their field's type but the wrong kind of thing: an id of another
+# object (each id's prefix says what it is), a record kind where a record type is meant.
+_ID_PREFIXES = {
+    "project_id": "proj_", "document_id": "doc_", "memory_store_id": "mstore_",
+    "chunk_id": "chunk_", "source_id": "src_", "token_id": "tok_", "job_id": "job_",
+}  # fmt: skip
+
+
+def test_every_example_is_a_value_of_the_field_it_describes(openapi: dict[str, Any]) -> None:
+    """Each example in OpenAPI (the glossary's, and the MCP tools' with them) validates
+    against its own field's schema — its pattern, enum, type and bounds."""
+    wrong = [
+        (model, name, example)
+        for model, name, prop in _properties(openapi)
+        for example in prop.get("examples", [])
+        if not _valid(example, {k: v for k, v in prop.items() if k != "examples"}, openapi)
+        or not str(example).startswith(_ID_PREFIXES.get(name, ""))
+    ]
+    assert not wrong
+    ids = tuple(_ID_PREFIXES.values())
+    records = [
+        (model, example)
+        for model, name, prop in _properties(openapi)
+        if name == "id" and "record" in prop["description"]
+        for example in prop.get("examples", [])
+        if str(example).startswith(ids)
+    ]
+    assert not records  # a record's id is no project's, document's or store's
+    for path, operations in openapi["paths"].items():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                for example in parameter.get("schema", {}).get("examples", []):
+                    assert _valid(example, parameter["schema"], openapi), (path, parameter)
+    timeline = openapi["components"]["schemas"]["TimelineRequest"]["properties"]["kind"]
+    assert timeline["examples"][0] not in ("page", "claim", "relationship")  # a type, not a kind

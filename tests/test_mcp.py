@@ -136,6 +136,7 @@ async def _session_calls(data_dir: Path, project: str, store: str) -> dict[str, 
         )
         out["resume"] = await call("knowledge_resume")
         out["search"] = await call("knowledge_search", query="green tea")
+        out["explained"] = await call("knowledge_search", query="green tea", explain=True)
         out["bad_limit"] = await call("knowledge_grep", query="x", limit=99)
         out["bad_lifecycle"] = await call("knowledge_grep", query="x", lifecycle="old")
         out["no_query"] = await call("knowledge_grep")
@@ -185,6 +186,9 @@ def test_every_tool_over_stdio(store: tuple[Path, str, str]) -> None:
     assert out["resume"]["gitPending"] == []
     assert out["search"]["results"][0]["source_type"] == "memory"
     assert "green tea" in out["search"]["results"][0]["content"]
+    assert "explain" not in out["search"]["results"][0]
+    why = out["explained"]["results"][0]["explain"]  # asked for, honoured
+    assert why["fused"] > 0 and why["lexical_rank"] == 1
     for key in ("bad_limit", "bad_date", "stale"):
         assert out[key][0] == "error", key
     said = "Error executing tool {}: {} (parameter: {})"

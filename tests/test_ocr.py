@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Api, make_api
+from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
 from pdfs import page_images, scanned_copy, text_pdf
 
@@ -154,3 +154,20 @@ def test_ocr_stops_at_the_documents_cap_and_lists_the_pages_it_did_not_read(
         assert again["reading"]["ocr_pages"] == [1] and again["reading"]["ocr_skipped"] == [2]
         third = _read(api, project, "/third.pdf", scanned_copy(text_pdf(PAGES[:1])))
         assert third["reading"]["ocr_skipped"] == [1] and third["chunk_count"] == 0
+
+
+def test_an_image_is_read_by_its_bytes_and_a_broken_one_refused_in_our_words(api: Api) -> None:
+    image = page_images(text_pdf(["Deploys freeze on Fridays after noon, always."]))[0]
+    gif = io.BytesIO()
+    image.convert("P").save(gif, format="GIF")
+    project = api.project()
+    document = _read(api, project, "/board.png", gif.getvalue())  # a GIF named .png
+    assert document["reading"]["ocr_pages"] == [1]
+    hit = api.search(project, query="when do deploys freeze", limit=1).json()["results"][0]
+    assert hit["path"] == "/board.png"
+    r = api.upload(project, "/junk.png", b"\x89PNG\r\n\x1a\n" + b"junk" * 100, "junk.png")
+    error = assert_error(r, 400, "invalid_file")
+    assert "object at 0x" not in error["message"] and "BytesIO" not in error["message"]
+    assert error["message"].startswith("the image could not be read: it is damaged")
+    r = api.upload(project, "/text.png", b"just some words", "text.png")
+    assert "named as an image file but is not one" in assert_error(r, 415)["message"]

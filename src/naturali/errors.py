@@ -6,14 +6,22 @@ message and a non-zero exit code, the SDK re-raises it from that shape.
 
 from __future__ import annotations
 
+import re
+
+# A library's message may quote an object's repr ("cannot identify image file <_io.BytesIO
+# object at 0x7f…>"): a reader learns nothing from it but the server's memory layout.
+_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
 
 class NaturaliError(Exception):
-    """Base error: a stable ``type`` and ``code``, a human message and the offending parameter."""
+    """Base error: a stable ``type`` and ``code``, a human message (never an object's repr)
+    and the offending parameter."""
 
     status = 500
     type = "api_error"
 
     def __init__(self, message: str, *, code: str | None = None, param: str | None = None) -> None:
+        message = _REPR.sub("", message)
         super().__init__(message)
         self.message = message
         self.code = code or self.type

@@ -132,7 +132,7 @@ class Records(Resource):
                 characters; e.g. "s1-000042"]
             entity: An entity record's id. [1–200 characters; e.g. "ent-ada"]
             kind: Exact record.type (decision, event, meeting…), not the record kind. [1–100
-                characters; e.g. "claim"]
+                characters; e.g. "decision"]
             timeField: Which date a record is placed by. [default "occurred_at"]
             since: YYYY-MM-DD or ISO timestamp with zone. [1–64 characters; e.g. "2026-03-01"]
             until: Inclusive; a date covers its UTC day. [1–64 characters; e.g. "2026-04-01"]
@@ -160,7 +160,7 @@ class Records(Resource):
                 characters; e.g. "s1-000042"]
             date: YYYY-MM-DD [1–64 characters; e.g. "2026-03-14"]
             kind: Exact record.type (decision, event, meeting…), not the record kind. [1–100
-                characters; e.g. "claim"]
+                characters; e.g. "decision"]
             week: The Monday–Sunday week of date instead. [default false]
             timeZone: The IANA time zone days are read in. [1–64 characters; default "UTC";
                 e.g. "Europe/Paris"]
@@ -185,7 +185,7 @@ class Records(Resource):
             until: Up to this date or instant (exclusive). [1–64 characters; e.g.
                 "2026-04-01"]
             kind: Exact record.type (decision, event, meeting…), not the record kind. [1–100
-                characters; e.g. "claim"]
+                characters; e.g. "decision"]
             entity: An entity record's id. [1–200 characters; e.g. "ent-ada"]
             limit: At most this many results. [1–200; default 50; e.g. 20]
             offset: Skip this many (follow nextOffset). [0–10000; default 0; e.g. 0]"""
@@ -225,7 +225,7 @@ class Records(Resource):
                 {"body": "Chosen at the architecture review.", "entities": ["pg-ada"], "kind":
                 "claim", "occurred_at": "2026-03-14", "title": "Use PostgreSQL for the event
                 store", "type": "decision"}]
-            id: The record to update (or to create). [e.g. "proj_V1StGXR8Z5jdHi6B"]
+            id: The record to update (or to create). [e.g. "dec-use-postgres"]
             expectedRevision: The revision you last read: a write over a newer one is a 409.
                 [at least 1; e.g. 3]
             expectedHash: The sha256 you last read: a write over other bytes is a 409. [e.g.

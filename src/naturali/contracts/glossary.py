@@ -300,6 +300,12 @@ TERMS: dict[str, Term] = {
     "unchanged": Term("Files already up to date.", 40),
 }
 
+_ERROR = {
+    "type": "invalid_request_error",
+    "code": "pdf_limit_reached",
+    "message": "reading the file needed more CPU time or memory than a document may use",
+    "param": "file",
+}
 # Examples for fields described where they are defined (their definition says what they are).
 EXAMPLES: dict[str, Any] = {
     "document_paths": ["/handbook/"],
@@ -341,6 +347,35 @@ EXAMPLES: dict[str, Any] = {
     "skipped": ["assets/logo.png: not a supported format"],
     "failed": {"broken.pdf": "not a PDF"},
     "ingestion": {"queued": 2, "processing": 1},
+    "truncated": "the run's budget of 2000 pages was reached",
+    # Where a wire name means another thing in one model than the glossary's term says.
+    "SaveRequest.id": "dec-use-postgres",
+    "StoreCount.id": "mstore_tYHpKIiutxJg5XZH",
+    "TimelineRequest.kind": "decision",
+    "ChronicleDayRequest.kind": "decision",
+    "ChronicleSinceRequest.kind": "decision",
+    "SourceCreate.kind": "git",
+    "SourceOut.kind": "git",
+    "IndexState.state": "ready",
+    "IngestJobOut.state": "running",
+    "LookupResult.status": "found",
+    "DateValue.field": "occurred_at",
+    "TimelineRow.date": {
+        "field": "occurred_at",
+        "value": "2026-03-14",
+        "dateOnly": True,
+        "start": "2026-03-14T00:00:00Z",
+        "end": "2026-03-15T00:00:00Z",
+    },
+    "TimelineRow.source": {
+        "id": "mtg-2026-03-14",
+        "title": "Architecture review",
+        "type": "meeting",
+    },
+    "Explanation.matches": [{"start": 14, "end": 22, "term": "deploy"}],
+    "ErrorResponse.error": _ERROR,
+    "DocumentOut.error": _ERROR,
+    "IngestJobOut.error": _ERROR,
 }
 
 

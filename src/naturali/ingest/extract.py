@@ -34,6 +34,8 @@ _MAGIC = {
     b"\xff\xd8\xff": "image",  # JPEG
     b"II*\x00": "image",  # TIFF, little- and big-endian
     b"MM\x00*": "image",
+    b"GIF87a": "image",  # read by its bytes whatever image suffix it carries
+    b"GIF89a": "image",
 }
 NO_TEXT = "no_text: the file holds no text; it was stored with zero chunks and is not searchable"
 _ZIPPED = {"docx", "pptx", "epub"}
@@ -111,7 +113,8 @@ def _check_bytes(data: bytes, form: Format, suffix: str) -> None:
     if found == expected or (found is None and expected not in ("zip", "pdf", "image")):
         return
     if found is None:
-        what = f"named as a {_NAMES[form.parsed or 'zip']} file but is not one"
+        name = _NAMES[form.parsed or "zip"]
+        what = f"named as {'an' if name[0] in 'AEIOUaeiou' else 'a'} {name} file but is not one"
     else:
         what = f"a {_NAMES[found]} file named {suffix or 'without a suffix'}"
     raise UnsupportedMediaType(

@@ -73,6 +73,8 @@ def _search(response: dict[str, Any], backend: Backend) -> dict[str, Any]:
 def _short(result: dict[str, Any]) -> dict[str, Any]:
     out = {k: result[k] for k in SEARCH_FIELDS if k in result}
     out["content"] = (result.get("content") or "")[:600]
+    if result.get("explain") is not None:  # asked for: why it ranked there
+        out["explain"] = result["explain"]
     return out
 
 

@@ -1,5 +1,5 @@
-"""An image (PNG, JPEG, TIFF, WebP: a screenshot, a photo of a whiteboard, a scanned form)
-as a one-page document, read by OCR (ingest/ocr.py) in the background job (``ocr_page``).
+"""An image (PNG, JPEG, TIFF, WebP, and a GIF under one of their names: a screenshot, a photo
+of a whiteboard, a scanned form) as a one-page document, read by OCR (ingest/ocr.py) in the background job (``ocr_page``).
 Pillow decodes it, refusing an image of more pixels than a page ever has (a decompression
 bomb); the upload's request decodes it once to refuse a broken or oversized one there."""
 
@@ -37,4 +37,8 @@ def _pixels(data: bytes) -> npt.NDArray[np.uint8]:
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise FormatError("file_limit_reached", f"the image is too large: {exc}") from exc
     except (OSError, ValueError, SyntaxError) as exc:
-        raise FormatError("invalid_file", f"the image could not be read: {exc}") from exc
+        raise FormatError(
+            "invalid_file",
+            "the image could not be read: it is damaged, or not an image format naturali reads "
+            "(PNG, JPEG, TIFF, WebP, GIF)",
+        ) from exc
