@@ -1,7 +1,8 @@
 """An image (PNG, JPEG, TIFF, WebP, and a GIF under one of their names: a screenshot, a photo
 of a whiteboard, a scanned form) as a one-page document, read by OCR (ingest/ocr.py) in the
-background job (``ocr_page``). Pillow decodes it, refusing an image of more pixels than a page ever has (a decompression
-bomb); the upload's request decodes it once to refuse a broken or oversized one there."""
+background job (``ocr_page``) unless it is blank. Pillow decodes it, refusing an image of more
+pixels than a page ever has (a decompression bomb); the upload's request decodes it once to
+refuse a broken or oversized one there."""
 
 from __future__ import annotations
 
