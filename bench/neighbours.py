@@ -9,7 +9,15 @@ file). During it B uploads one small document and waits for it to be searchable.
 search p50/p99 against idle, B's upload-to-ready time, the server's peak RSS, A's answers by
 status, and any 5xx. Targets (#64): 0 5xx, p99 ≤ 2× idle, ready within 30 s, RSS ≤ 1.5 GB.
 
+With ``--sources``, the sources instead: team B's Git repository is changed and synced on
+request, ``--rounds`` times alone, then as often, ``--spacing`` seconds apart, while team A's
+sources — a page that sends a
+byte every half second, an endless site — sync over and over on the same server. Prints B's
+request-to-synced time alone and beside A (p50, worst) and B's worst delay (worst beside A
+less the median alone): a slow or endless source must delay only its own project.
+
     python bench/neighbours.py [--src DIR] [--idle-seconds 20]
+    python bench/neighbours.py --sources [--rounds 12] [--spacing 5]
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import argparse
 import collections
 import random
 import secrets
+import subprocess
 import sys
 import tempfile
 import threading
@@ -32,6 +41,7 @@ from common import DATA, corpus, percentile, queries  # noqa: E402
 from load import start_server  # noqa: E402
 from pdfs import BOMB_BYTES, pdf_bomb, text_pdf  # noqa: E402
 from server import free_port  # noqa: E402
+from sites import Hostile  # noqa: E402
 
 SEARCHERS = 2
 ORDINARY = 200
@@ -56,7 +66,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--src", type=Path, default=None)
     parser.add_argument("--idle-seconds", type=float, default=20)
+    parser.add_argument("--sources", action="store_true", help="the sources' neighbours")
+    parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--spacing", type=float, default=5.0, help="seconds between B's syncs")
     args = parser.parse_args()
+    if args.sources:
+        sources_neighbours(args)
+        return
     docs = list(corpus(DATA / "scifact"))
     texts = list(queries(DATA / "scifact").values())
     token = "nk_load_" + secrets.token_urlsafe(32)
@@ -165,6 +181,78 @@ def upload_and_wait(http: httpx.Client, project: str) -> float:
     while http.get(url).json()["status"] != "ready":
         time.sleep(0.2)
     return time.perf_counter() - started
+
+
+def sources_neighbours(args: argparse.Namespace) -> None:
+    token = "nk_load_" + secrets.token_urlsafe(32)
+    site = Hostile(drip_seconds=600)
+    with tempfile.TemporaryDirectory() as work:
+        repo = Path(work) / "repos" / "b"
+        _git(repo.parent, "init", "-q", "-b", "main", str(repo))
+        port = free_port()
+        extra = {
+            "NATURALI_SOURCES_ALLOW": "127.0.0.1",
+            "NATURALI_SOURCES_LOCAL_ROOTS": str(repo.parent),
+        }
+        server = start_server(args.src, Path(work) / "data", port, token, extra)
+        try:
+            with httpx.Client(
+                base_url=f"http://127.0.0.1:{port}",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=600,
+            ) as http:
+                team_b = http.post("/v1/projects", json={"name": "b"}).json()["id"]
+                _commit(repo, 0)
+                made = {"kind": "git", "url": str(repo), "path": "/b/"}
+                source = http.post(f"/v1/projects/{team_b}/sources", json=made).json()["id"]
+                alone = [_sync_b(http, repo, team_b, source, n) for n in range(1, args.rounds)]
+                team_a = http.post("/v1/projects", json={"name": "a"}).json()["id"]
+                for url in (f"{site.url}/drip/index.html", f"{site.url}/endless/0.html"):
+                    body = {"kind": "web", "url": url, "path": "/a/", "every": "1m"}
+                    http.post(f"/v1/projects/{team_a}/sources", json=body).raise_for_status()
+                time.sleep(2)  # A's first sync holds a worker
+                beside = []
+                for n in range(args.rounds, 2 * args.rounds):  # over A's drip and crawl
+                    beside.append(_sync_b(http, repo, team_b, source, n))
+                    time.sleep(args.spacing)
+                runs = http.get(f"/v1/projects/{team_a}/sources").json()["data"]
+        finally:
+            server.terminate()
+            server.wait(30)
+            site.close()
+    print(f"B alone:  p50 {percentile(alone, 50):6.2f} s  worst {max(alone):6.2f} s")
+    print(f"B beside: p50 {percentile(beside, 50):6.2f} s  worst {max(beside):6.2f} s")
+    for run in runs:
+        last = run["last_run"] or {}
+        said = last.get("truncated") or last.get("failed") or "still running"
+        print(f"  A {run['url']}: created {last.get('created', 0)}; {said}")
+    delay = max(beside) - percentile(alone, 50)
+    print(f"neighbours_sources: worst_delay_s={delay:.2f} (B's sync beside A, over B's alone)")
+
+
+def _sync_b(http: httpx.Client, repo: Path, project: str, source: str, n: int) -> float:
+    """Change B's repository, ask for a sync, and wait for it: the seconds it took."""
+    _commit(repo, n)
+    url = f"/v1/projects/{project}/sources/{source}"
+    before = (http.get(url).json()["last_run"] or {}).get("at", "")
+    started = time.perf_counter()
+    http.post(url + "/sync").raise_for_status()
+    while True:
+        got = http.get(url).json()
+        if (got["last_run"] or {}).get("at", "") > before and not got["sync_requested"]:
+            return time.perf_counter() - started
+        time.sleep(0.05)
+
+
+def _commit(repo: Path, n: int) -> None:
+    (repo / f"note-{n}.md").write_text(f"# Note {n}\n\nThe rota changes in week {n}.")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-qm", str(n))
+
+
+def _git(where: Path, *args: str) -> None:
+    where.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "-C", str(where), *args], check=True, capture_output=True)
 
 
 def rss_mib(pid: int) -> float:

@@ -7,8 +7,6 @@ an endless site stops at the run's budget and goes on from there at the next run
 
 from __future__ import annotations
 
-import http.server
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ from conftest import Api, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.sources.addresses import Allowlist, Target
 from naturali.sources.git import GitRepository, GitSourceError
+from sites import Hostile
 from test_sources import Repo, _documents, _synced
 
 
@@ -148,65 +147,9 @@ def test_ipv6_forms_that_carry_a_private_address_are_refused(
             assert_error(r, 400, "source_refused")
 
 
-class _Hostile:
-    """A site on loopback with a page that drips a byte every half second (for at most 40 s)
-    and an endless run of pages, each linking to the next; and a log of what was asked."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-        site = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                site.asked.append(self.path)
-                if self.path.startswith("/drip/") and self.path.endswith(".html"):
-                    self._drip()
-                elif self.path.startswith("/endless/") and self.path.endswith(".html"):
-                    n = int(self.path.rsplit("/", 1)[1].split(".")[0] or 0)
-                    body = (
-                        f"<html><body><h1>Page {n}</h1><p>Page {n} of a site without end.</p>"
-                        f'<a href="{n + 1}.html">next</a></body></html>'
-                    ).encode()
-                    self._send(body)
-                else:
-                    self.send_error(404)
-
-            def _drip(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", "200")
-                self.end_headers()
-                try:
-                    for _ in range(80):
-                        self.wfile.write(b"<")
-                        self.wfile.flush()
-                        time.sleep(0.5)
-                except OSError:
-                    pass  # the client gave up: what this test wants
-
-            def _send(self, body: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
-def hostile() -> Iterator[_Hostile]:
-    site = _Hostile()
+def hostile() -> Iterator[Hostile]:
+    site = Hostile()
     yield site
     site.close()
 
@@ -218,7 +161,7 @@ def _source(api: Api, project: str, body: dict[str, Any]) -> str:
 
 
 def test_a_dripping_page_is_cut_at_its_deadline_while_another_project_syncs(
-    api: Api, hostile: _Hostile, roots: Path
+    api: Api, hostile: Hostile, roots: Path
 ) -> None:
     slow = api.project("attacker")
     drip = _source(api, slow, {"kind": "web", "url": f"{hostile.url}/drip/index.html"})

@@ -41,13 +41,18 @@ class Background:
             self._woken = True
             self._wake.notify_all()
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """Ask the thread to end after its step in progress, without waiting for it."""
         with self._wake:
             self.closed = True
             self._wake.notify_all()
-            thread = self._thread
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Stop, and wait up to ``timeout`` seconds for the step in progress to end."""
+        self.stop()
+        thread = self._thread
         if thread is not None:
-            thread.join(timeout=60)
+            thread.join(timeout=timeout)
 
     def _work(self) -> None:
         while not self.closed:

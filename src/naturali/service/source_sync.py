@@ -29,6 +29,7 @@ from naturali.service.web_sync import sync_web
 log = logging.getLogger("naturali.sources")
 POLL_SECONDS = 15.0  # how often an idle worker looks for a due sync
 BEAT_SECONDS = 10.0  # how often the leases of the syncs running here are renewed
+CLOSE_SECONDS = 5.0  # how long a closing server waits for its running syncs
 KINDS: dict[str, Callable[[Source, Documents, Storage, Fetching, Run], None]] = {
     "git": sync_git,
     "web": sync_web,
@@ -72,8 +73,17 @@ class SourceWorker:
             loop.wake()
 
     def close(self) -> None:
+        """Stop taking syncs; a running one stops at its next file or page (waited for a few
+        seconds: one in the middle of a slow page is left to its lease, which another server,
+        or this one restarted, takes over when it runs out)."""
         for loop in (*self._loops, self._heart):
-            loop.close()
+            loop.stop()
+        with self._lock:
+            for lost in self._running.values():
+                lost.set()
+        deadline = time.monotonic() + CLOSE_SECONDS
+        for loop in (*self._loops, self._heart):
+            loop.close(timeout=max(0.0, deadline - time.monotonic()))
 
     def run_once(self) -> bool:
         """Take one due sync and run it; False when none is due (tests call it)."""
