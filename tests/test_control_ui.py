@@ -40,7 +40,8 @@ ARGS = [
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("ui")
-    running = start(home / "data", home, env={"NATURALI_SOURCES_ALLOW": "file"})
+    roots = str(tmp_path_factory.getbasetemp())  # the tests' repositories are under it
+    running = start(home / "data", home, env={"NATURALI_SOURCES_LOCAL_ROOTS": roots})
     yield running
     stop(running)
 

@@ -26,7 +26,7 @@ def pair(tmp_path: Path, postgres: PostgresServer) -> Iterator[tuple[Server, Ser
     """Server A (first start: bootstrap, demo) then server B, each with its own cache dir."""
     url = postgres.new_database()
     data_dir = tmp_path / "shared"
-    env = {"NATURALI_DATABASE_URL": url, "NATURALI_SOURCES_ALLOW": "file"}
+    env = {"NATURALI_DATABASE_URL": url, "NATURALI_SOURCES_LOCAL_ROOTS": str(tmp_path)}
     a = start(
         data_dir,
         tmp_path,

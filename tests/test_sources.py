@@ -1,5 +1,5 @@
 """Git repositories as sources, synced by the server against real repositories: a local one
-(file, opened by ``sources_allow``) and one served by ``git daemon`` on loopback. After each
+(under a folder ``sources_local_roots`` names) and one served by ``git daemon`` on loopback. After each
 sync the source's documents equal the repository's files under its folder — added, changed,
 renamed and deleted between syncs — a sync with nothing new reads no file, and nothing the
 source did not make is touched. Addresses the operator did not open are refused."""
