@@ -1,8 +1,8 @@
 """Git repositories as sources, synced by the server against real repositories: a local one
-(under a folder ``sources_local_roots`` names) and one served by ``git daemon`` on loopback. After each
-sync the source's documents equal the repository's files under its folder — added, changed,
-renamed and deleted between syncs — a sync with nothing new reads no file, and nothing the
-source did not make is touched. Addresses the operator did not open are refused."""
+(under a folder ``sources_local_roots`` names) and one served by ``git daemon`` on loopback.
+After each sync the source's documents equal the repository's files under its folder — added,
+changed, renamed and deleted between syncs — a sync with nothing new reads no file, and
+nothing the source did not make is touched. Addresses the operator did not open are refused."""
 
 from __future__ import annotations
 
