@@ -248,23 +248,41 @@ def _join_saves(naturali: Any) -> None:
         thread.join()
 
 
-def test_a_restored_index_filters_by_its_owners_as_before(
-    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
-) -> None:
-    """The owners come back from the snapshot's columns (read when a search asks): paths,
-    tags, ids and titles filter and rank as before the restart."""
-    filters: list[dict[str, Any]] = [
+def _filters(ids: list[str], stores: list[str]) -> list[dict[str, Any]]:
+    """A value of every search filter (each narrowing one of ``Selection``'s fields), alone
+    and with another."""
+    return [
         {"document_paths": ["/support/"]},
         {"tags": {"team": "ops"}},
+        {"tags": {"customer": "acme"}},
         {"document_paths": ["/ops/"], "tags": {"team": "ops"}},
+        {"document_ids": ids[:1]},
+        {"memory_store_ids": stores[:1]},
+        {"memory_store_ids": stores, "tags": {"team": "support"}},
     ]
 
-    def answers(api: Api, project_id: str, ids: list[str]) -> list[Any]:
+
+def test_every_filter_answers_the_same_from_a_restored_index(
+    tmp_path: Path, embedder: OnnxEmbedder, backend: dict[str, Any]
+) -> None:
+    """The owners come back from the snapshot's columns (read when a search asks): every
+    filter — each field of ``Selection`` that narrows, so a new one must be here — selects
+    and ranks as before the restart, over documents and memories."""
+    from dataclasses import fields
+
+    from naturali.retrieval.index import Selection
+
+    narrowing = {f.name for f in fields(Selection) if "narrows" in f.metadata}
+    assert narrowing == {name for f in _filters([], []) for name in f}, "a filter untested"
+
+    def answers(api: Api, project_id: str, ids: list[str], stores: list[str]) -> list[Any]:
         out = []
-        for f in [*filters, {"document_ids": ids[:1]}]:
-            r = api.search(project_id, query="who handles it", include_memories=False, **f)
+        for f in _filters(ids, stores):
+            r = api.search(project_id, query="who handles refunds", **f)
             assert r.status_code == 200, r.text
-            out.append([(h["path"], h["title"], h["score"]) for h in r.json()["results"]])
+            out.append(
+                [(h.get("path"), h.get("memory_id"), h["score"]) for h in r.json()["results"]]
+            )
         return out
 
     with _server(tmp_path, embedder, backend) as api:
@@ -278,13 +296,51 @@ def test_a_restored_index_filters_by_its_owners_as_before(
                 "id"
             ],
         ]
-        before = answers(api, project_id, ids)
+        stores = list(_memories(api, project_id))
+        before = answers(api, project_id, ids, stores)
         token = api.token
-    assert [len(a) for a in before] == [1, 2, 2, 1]
+    # Documents alone narrow documents (memories stay in), stores alone memories.
+    assert [len(a) for a in before] == [3, 2, 1, 2, 3, 4, 3]
     with _server(tmp_path, embedder, backend, token) as api:
         cursors = _sync_cursors(api)
-        assert answers(api, project_id, ids) == before
+        assert answers(api, project_id, ids, stores) == before
     assert cursors[0] > 0  # from the snapshot
+
+
+def test_an_owners_every_column_round_trips_through_a_snapshots_files() -> None:
+    """``OwnerAttrs`` is its source, its id and one field a column: a column added to one and
+    not the other fails here; each comes back from the files as it was."""
+    from naturali.model import SourceType
+    from naturali.retrieval.owners import COLUMNS, OwnerAttrs, Owners, owner_key
+
+    assert OwnerAttrs._fields == ("source", "owner_id", *(c.name for c in COLUMNS))
+    written = Owners()
+    made = {
+        owner_key(SourceType.DOCUMENT, "doc_1"): OwnerAttrs(
+            SourceType.DOCUMENT, "doc_1", path="/a/b.md", tags=(("team", "ops"),)
+        ),
+        owner_key(SourceType.MEMORY, "s/m"): OwnerAttrs(
+            SourceType.MEMORY, "m", store_id="s", tags=(("k", "v"), ("k", "w"))
+        ),
+    }
+    for key, attrs in made.items():
+        written.set(written.add(key), attrs)
+    columns, known = written.columns()
+    read = Owners(columns, known)
+    assert [read.get(read.code_of(key) or 0) for key in made] == list(made.values())
+
+
+def _memories(api: Api, project_id: str) -> tuple[str, str]:
+    base = f"/v1/projects/{project_id}/memory_stores"
+    support = api.post(base, json={"name": "support", "tags": {"team": "support"}}).json()
+    sales = api.post(base, json={"name": "sales", "tags": {"team": "sales"}}).json()
+    for store, content, tags in (
+        (support, "Customer Acme handles refunds by bank transfer.", {"customer": "acme"}),
+        (sales, "Globex's refunds are handled twice a week.", {"team": "support"}),
+    ):
+        r = api.post(f"{base}/{store['id']}/memories", json={"content": content, "tags": tags})
+        assert r.status_code == 201, r.text
+    return support["id"], sales["id"]
 
 
 def test_a_small_project_read_whole_is_saved_and_comes_back_from_its_snapshot(

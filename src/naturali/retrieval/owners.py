@@ -1,6 +1,11 @@
 """The owners of an index's rows — documents and memories — by code: each one's key, source and
 attributes (path, tags, store).
 
+What a filter can look at is declared once, in ``COLUMNS``: each column names an attribute of
+``OwnerAttrs`` and says how it is read from a document and from a memory, and how it is
+written as text. The registry's fill, a snapshot's files and its format (a hash of the table,
+so a new column rebuilds old snapshots by itself) are made from it.
+
 A million chunks have half a million owners. Read from a snapshot as JSON and made into
 objects, they took 2.7 of the 3.1 s a restart spent loading such a project; they are kept
 instead as columns of UTF-8 text (``Strings``: one byte array and its offsets, mapped from the
@@ -11,14 +16,16 @@ objects beside the columns.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from naturali.model import SourceType
+from naturali.model import Document, Memory, SourceType, tag_pairs
 from naturali.retrieval.strings import Strings
 
 SOURCE_CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}
@@ -26,7 +33,8 @@ _SOURCES = {code: source for source, code in SOURCE_CODE.items()}
 
 
 class OwnerAttrs(NamedTuple):
-    """What filters look at: a document's path and tags, or a memory's store and tags."""
+    """What filters look at: a document's path and tags, or a memory's store and tags — after
+    its source and id, one field a column of ``COLUMNS`` (a test holds them equal)."""
 
     source: SourceType
     owner_id: str  # document id, or memory id
@@ -39,8 +47,55 @@ def owner_key(source_type: SourceType, owner_id: str) -> str:
     return ("d:" if source_type == SourceType.DOCUMENT else "m:") + owner_id
 
 
-# The columns a snapshot holds, by the name of their files.
-COLUMNS = ("keys", "ids", "paths", "stores", "tags")
+Tags = tuple[tuple[str, str], ...]
+
+
+def _tags_text(tags: Tags) -> str:
+    return json.dumps([list(pair) for pair in tags])
+
+
+def _tags_read(text: str) -> Tags:
+    return tuple((str(k), str(v)) for k, v in json.loads(text))
+
+
+@dataclass(frozen=True)
+class Column:
+    """An owner attribute the index keeps: ``name`` is its field of ``OwnerAttrs`` and its
+    snapshot file; how a document's and a memory's value is read (the memory with its store's
+    id), and written as text and read back."""
+
+    name: str
+    of_document: Callable[[Document], Any]
+    of_memory: Callable[[str, Memory], Any]
+    text: Callable[[Any], str] = str
+    read: Callable[[str], Any] = str
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("path", lambda doc: doc.path, lambda store, memory: ""),
+    Column("store_id", lambda doc: "", lambda store, memory: store),
+    Column(
+        "tags",
+        lambda doc: tuple(sorted(doc.tags.items())),
+        lambda store, memory: tuple(sorted(tag_pairs(memory.tags))),
+        _tags_text,
+        _tags_read,
+    ),
+)
+# The files of a snapshot's owners: every owner's key, then its id and each column.
+FILES = ("keys", "ids", *(c.name for c in COLUMNS))
+# Changes whenever the table does: a snapshot of other columns is not read, and is rebuilt.
+LAYOUT = hashlib.sha256(",".join(FILES).encode()).hexdigest()[:8]
+
+
+def of_document(document: Document) -> OwnerAttrs:
+    values = {c.name: c.of_document(document) for c in COLUMNS}
+    return OwnerAttrs(SourceType.DOCUMENT, document.id, **values)
+
+
+def of_memory(store_id: str, memory_id: str, memory: Memory) -> OwnerAttrs:
+    values = {c.name: c.of_memory(store_id, memory) for c in COLUMNS}
+    return OwnerAttrs(SourceType.MEMORY, memory_id, **values)
 
 
 class Owners:
@@ -49,7 +104,7 @@ class Owners:
 
     def __init__(self, saved: dict[str, Strings] | None = None, known: int = 0) -> None:
         """``saved``: a snapshot's columns; ``known``: how many of its owners had attributes."""
-        self._saved = saved or {name: Strings.of([]) for name in COLUMNS}
+        self._saved = saved or {name: Strings.of([]) for name in FILES}
         self._base = len(self._saved["keys"])
         self._known = known
         self._keys: list[str] = []  # of owners added since the snapshot
@@ -108,9 +163,8 @@ class Owners:
         owner_id = s["ids"][code]
         if not owner_id:
             return None  # an owner gone before its attributes were read (no id is empty)
-        pairs = tuple((str(k), str(v)) for k, v in json.loads(s["tags"][code]))
-        source = _SOURCES[int(self.sources[code])]
-        return OwnerAttrs(source, owner_id, s["paths"][code], s["stores"][code], pairs)
+        values = {c.name: c.read(s[c.name][code]) for c in COLUMNS}
+        return OwnerAttrs(_SOURCES[int(self.sources[code])], owner_id, **values)
 
     def documents(self) -> Iterator[tuple[str, int]]:
         """Every document's path and code."""
@@ -130,8 +184,6 @@ class Owners:
         columns = {
             "keys": Strings.of(keys[:count]),
             "ids": Strings.of([a.owner_id for a in rows]),
-            "paths": Strings.of([a.path for a in rows]),
-            "stores": Strings.of([a.store_id for a in rows]),
-            "tags": Strings.of([json.dumps([list(p) for p in a.tags]) for a in rows]),
+            **{c.name: Strings.of([c.text(getattr(a, c.name)) for a in rows]) for c in COLUMNS},
         }
         return columns, known

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from naturali.model import Chunk, IndexState, SourceType, tag_pairs
+from naturali.model import Chunk, IndexState, SourceType
 from naturali.ports.storage import ChunkChanges, Storage, VectorSearch
 from naturali.retrieval import snapshot
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.index import ProjectIndex
-from naturali.retrieval.owners import OwnerAttrs, owner_key
+from naturali.retrieval.owners import OwnerAttrs, of_document, of_memory, owner_key
 from naturali.retrieval.stored_vectors import StoredVectors
 
 T = TypeVar("T")
@@ -429,20 +429,11 @@ class IndexRegistry:
         )
         owners: dict[str, OwnerAttrs] = {}
         for doc in self._storage.get_documents(project_id, doc_ids).values():
-            owners[owner_key(SourceType.DOCUMENT, doc.id)] = OwnerAttrs(
-                SourceType.DOCUMENT,
-                doc.id,
-                path=doc.path,
-                tags=tuple(sorted(doc.tags.items())),
-            )
+            owners[owner_key(SourceType.DOCUMENT, doc.id)] = of_document(doc)
         keys = [(k[0], k[1]) for k in memory_keys]
         for (store_id, memory_id), memory in self._storage.get_store_memories(keys).items():
-            owners[owner_key(SourceType.MEMORY, f"{store_id}/{memory_id}")] = OwnerAttrs(
-                SourceType.MEMORY,
-                memory_id,
-                store_id=store_id,
-                tags=tuple(sorted(tag_pairs(memory.tags))),
-            )
+            key = owner_key(SourceType.MEMORY, f"{store_id}/{memory_id}")
+            owners[key] = of_memory(store_id, memory_id, memory)
         return owners
 
     def reset(self) -> None:

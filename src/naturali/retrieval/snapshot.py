@@ -33,7 +33,7 @@ import numpy as np
 
 from naturali.retrieval.index import ProjectIndex
 from naturali.retrieval.lexical import LexicalArrays, LexicalIndex
-from naturali.retrieval.owners import COLUMNS, Owners
+from naturali.retrieval.owners import FILES, LAYOUT, Owners
 from naturali.retrieval.strings import Strings
 from naturali.retrieval.vectors import VectorLeg, Vectors
 
@@ -41,7 +41,8 @@ from naturali.retrieval.vectors import VectorLeg, Vectors
 # .npy file an array; 5: the owners as columns of text (retrieval/owners.py), not JSON; 6:
 # postings of each chunk in its context (text/context.py), owners without titles; 7: the
 # arrays in one file; 8: the vocabulary sorted, among them; 9: a row's length without stopwords.
-FORMAT = 9
+# After the dot, the owners' columns (retrieval/owners.py): a new one is a new format by itself.
+FORMAT = f"9.{LAYOUT}"
 _META = "meta.json"
 _ARRAYS = "arrays.bin"
 _ALIGN = 64  # each array starts at a multiple of this: aligned for any dtype and for SIMD
@@ -279,7 +280,7 @@ def _consistent(meta: dict[str, Any], arrays: dict[str, Any]) -> bool:
         and all(
             int(arrays[f"owner_{c}_offsets"][-1]) == len(arrays[f"owner_{c}_data"])
             and len(arrays[f"owner_{c}_offsets"]) == (owners if c == "keys" else known) + 1
-            for c in COLUMNS
+            for c in FILES
         )
         and owners > int(arrays["owner"].max(initial=-1))
     )
@@ -292,7 +293,7 @@ def _restore(meta: dict[str, Any], arrays: dict[str, Any]) -> ProjectIndex:
     vectors.codes, vectors.offsets = arrays["codes"], arrays["vector_offsets"]
     vectors.scale, vectors.error, vectors.norm = meta["scale"], meta["error"], meta["norm"]
     vectors.centre = np.array(meta["centre"], np.float32)
-    columns = {c: Strings(arrays[f"owner_{c}_data"], arrays[f"owner_{c}_offsets"]) for c in COLUMNS}
+    columns = {c: Strings(arrays[f"owner_{c}_data"], arrays[f"owner_{c}_offsets"]) for c in FILES}
     index = ProjectIndex(
         meta["project_id"],
         int(meta["dimension"]),
