@@ -23,7 +23,8 @@ from naturali.cli.main import app
 from naturali.cli.model_options import option_name
 from naturali.client import Client
 from naturali.client._operations import http_call
-from naturali.service.operations import OPERATIONS, Operation
+from naturali.service.operation import Operation
+from naturali.service.operations import OPERATIONS
 from naturali.service.resources import RESOURCES
 from test_authz_matrix import OPERATIONS as AUTHZ
 

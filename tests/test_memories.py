@@ -10,7 +10,7 @@ import pytest
 from conftest import Api, EmbedCall, assert_error
 from naturali.ports.state import PlannedWrite
 from naturali.service.mutations import MemoryStoreKey
-from naturali.service.requests import SaveRequest
+from naturali.service.record_requests import SaveRequest
 from naturali.vault.record import parse
 
 

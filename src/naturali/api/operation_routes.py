@@ -19,7 +19,8 @@ from naturali.api import errors, search_lanes
 from naturali.api.deps import CurrentUser, Service
 from naturali.model import User
 from naturali.service.container import Services
-from naturali.service.operations import OPERATIONS, Operation, Target
+from naturali.service.operation import Operation, Target
+from naturali.service.operations import OPERATIONS
 
 _SLOT = re.compile(r"\{(\w+)\}$|\{(\w+)\}/\w+$")  # a field's slot, last or next to last
 _FIXED = ("project_id", "memory_store_id")

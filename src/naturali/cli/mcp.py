@@ -30,7 +30,7 @@ def mcp(
     # Imported here: the other commands should not pay for loading the MCP SDK.
     from naturali.mcp.backend import Backend, LocalBackend, RemoteBackend
     from naturali.mcp.server import build
-    from naturali.service.operations import Target
+    from naturali.service.operation import Target
 
     level = log_level.upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):

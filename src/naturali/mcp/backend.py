@@ -13,7 +13,7 @@ from naturali.client._operations import http_call
 from naturali.errors import NaturaliError
 from naturali.model import User
 from naturali.service.container import Services
-from naturali.service.operations import Operation, Target
+from naturali.service.operation import Operation, Target
 
 
 class BackendError(Exception):

@@ -25,7 +25,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from naturali.model import Document, Memory, SourceType, tag_pairs
+from naturali.model import Chunk, Document, Memory, SourceType, tag_pairs
+from naturali.ports.storage import Storage
 from naturali.retrieval.strings import Strings
 
 SOURCE_CODE = {SourceType.DOCUMENT: 0, SourceType.MEMORY: 1}
@@ -86,6 +87,23 @@ COLUMNS: tuple[Column, ...] = (
 FILES = ("keys", "ids", *(c.name for c in COLUMNS))
 # Changes whenever the table does: a snapshot of other columns is not read, and is rebuilt.
 LAYOUT = hashlib.sha256(",".join(FILES).encode()).hexdigest()[:8]
+
+
+def read_owners(storage: Storage, project_id: str, added: list[Chunk]) -> dict[str, OwnerAttrs]:
+    """The owners of new chunks, read from the store (a new version may retag them)."""
+    documents = sorted({c.owner_id for c in added if c.source_type == SourceType.DOCUMENT})
+    memories = sorted(
+        {tuple(c.owner_id.split("/", 1)) for c in added if c.source_type == SourceType.MEMORY}
+    )
+    owners = {
+        owner_key(SourceType.DOCUMENT, doc.id): of_document(doc)
+        for doc in storage.get_documents(project_id, documents).values()
+    }
+    keys = [(k[0], k[1]) for k in memories]
+    for (store_id, memory_id), memory in storage.get_store_memories(keys).items():
+        key = owner_key(SourceType.MEMORY, f"{store_id}/{memory_id}")
+        owners[key] = of_memory(store_id, memory_id, memory)
+    return owners
 
 
 def of_document(document: Document) -> OwnerAttrs:

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from naturali.model import Chunk, IndexState, SourceType
-from naturali.ports.storage import ChunkChanges, Storage, VectorSearch
+from naturali.model import IndexState
+from naturali.ports.storage import ChunkChanges, Storage
+from naturali.ports.vector_search import VectorSearch
 from naturali.retrieval import snapshot
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.index import ProjectIndex
-from naturali.retrieval.owners import OwnerAttrs, of_document, of_memory, owner_key
+from naturali.retrieval.owners import read_owners
 from naturali.retrieval.stored_vectors import StoredVectors
 
 T = TypeVar("T")
@@ -153,7 +154,7 @@ class IndexRegistry:
         if index.stored_vectors is None and self._stores_vectors(index, len(changes.added)):
             index.store_vectors(self._stored_leg(index))
         if changes.added or changes.removed:
-            owners = self._owner_attrs(index.project_id, changes.added)
+            owners = read_owners(self._storage, index.project_id, changes.added)
             index.apply(changes.added, changes.removed, owners)
             index.chunk_cursor = changes.chunk_cursor
             index.removal_cursor = changes.removal_cursor
@@ -420,21 +421,6 @@ class IndexRegistry:
             mapped_bytes=index.mapped_bytes(),
             vector_leg="database" if index.stored_vectors is not None else "memory",
         )
-
-    def _owner_attrs(self, project_id: str, added: list[Chunk]) -> dict[str, OwnerAttrs]:
-        """The owners of new chunks, re-read (a new version may retag or retitle them)."""
-        doc_ids = sorted({c.owner_id for c in added if c.source_type == SourceType.DOCUMENT})
-        memory_keys = sorted(
-            {tuple(c.owner_id.split("/", 1)) for c in added if c.source_type == SourceType.MEMORY}
-        )
-        owners: dict[str, OwnerAttrs] = {}
-        for doc in self._storage.get_documents(project_id, doc_ids).values():
-            owners[owner_key(SourceType.DOCUMENT, doc.id)] = of_document(doc)
-        keys = [(k[0], k[1]) for k in memory_keys]
-        for (store_id, memory_id), memory in self._storage.get_store_memories(keys).items():
-            key = owner_key(SourceType.MEMORY, f"{store_id}/{memory_id}")
-            owners[key] = of_memory(store_id, memory_id, memory)
-        return owners
 
     def reset(self) -> None:
         """Forget every index and snapshot (vectors changed in place, e.g. after re-embedding)."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from naturali.ports.storage import VectorSearch
+from naturali.ports.vector_search import VectorSearch
 from naturali.retrieval.vectors import Mask, Matrix, Nearest, Rows, ScanPool, best
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from naturali.service.entity_sources import (
 )
 from naturali.service.reading import Reader, Reading, check_snapshot, coverage, stamped
 from naturali.service.record_names import entity_id
-from naturali.service.requests import (
+from naturali.service.record_requests import (
     ChronicleDayRequest,
     ChronicleSinceRequest,
     LastSeenRequest,

@@ -31,7 +31,7 @@ from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.mutations import MemoryStoreKey, Mutations, Written
 from naturali.service.quotas import Quotas
-from naturali.service.requests import SaveRequest, WithdrawRequest
+from naturali.service.record_requests import SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreRegistry, require_store
 from naturali.text.context import in_context
 from naturali.vault.record import Record, parse

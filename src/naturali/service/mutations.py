@@ -24,7 +24,7 @@ from naturali.retrieval.eligibility import AvailableRecord, declared_references
 from naturali.service import validation
 from naturali.service.auth import Auth
 from naturali.service.record_names import by_name
-from naturali.service.requests import CorrectRequest, SaveRequest, WithdrawRequest
+from naturali.service.record_requests import CorrectRequest, SaveRequest, WithdrawRequest
 from naturali.service.stores import StoreRegistry, StoreView, require_store
 from naturali.service.write_engine import Plan, WriteEngine
 from naturali.vault.dates import date_issues

@@ -38,7 +38,7 @@ from naturali.service.reading import (
     stamped,
 )
 from naturali.service.record_names import by_name, normalize_name
-from naturali.service.requests import GrepRequest, LookupRequest, RecordsRequest
+from naturali.service.record_requests import GrepRequest, LookupRequest, RecordsRequest
 from naturali.service.stores import StoreView
 from naturali.vault.dates import parse_range
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from naturali.service.operations import PROJECT, Role
+from naturali.service.operation import PROJECT, Role
 
 
 @dataclass(frozen=True)
