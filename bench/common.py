@@ -16,7 +16,7 @@ from naturali.ids import new_id
 from naturali.model import Chunk, ChunkDraft, Document, SourceType, User, utcnow
 from naturali.ports.storage import EmbeddedChunk
 from naturali.service.container import Services
-from naturali.service.documents import Upload
+from naturali.service.corpus.documents import Upload
 from naturali.settings import Settings
 
 # The evaluation collections: shared/data beside the checkout, or NATURALI_BENCH_DATA.

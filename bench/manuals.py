@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import service  # noqa: E402
-from naturali.service.documents import Upload  # noqa: E402
+from naturali.service.corpus.documents import Upload  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
 
 MAN = Path("/usr/share/man/man1")

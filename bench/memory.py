@@ -28,7 +28,7 @@ from beir import ndcg_at  # noqa: E402
 from common import DATA, median, percentile, service  # noqa: E402
 from naturali.retrieval.conversation import Conversation  # noqa: E402
 from naturali.retrieval.hybrid import PRODUCT, Ranking  # noqa: E402
-from naturali.service.documents import Upload  # noqa: E402
+from naturali.service.corpus.documents import Upload  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
 from rankings import LEXICAL, RRF, VECTOR  # noqa: E402
 

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from common import DATA, corpus, qrels, queries, service  # noqa: E402
-from naturali.service.documents import Upload  # noqa: E402
+from naturali.service.corpus.documents import Upload  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
 from pdfs import scanned_copy, text_pdf  # noqa: E402
 

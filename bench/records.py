@@ -109,7 +109,7 @@ def date_queries(
 ) -> dict[str, list[float]]:
     """Warm timeline and chronicle calls (the first call, which projects dates, is not
     counted)."""
-    from naturali.service.record_requests import (
+    from naturali.service.memory.record_requests import (
         ChronicleDayRequest,
         ChronicleSinceRequest,
         LastSeenRequest,

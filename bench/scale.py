@@ -70,7 +70,7 @@ from load import start_server  # noqa: E402
 from naturali.ids import new_id  # noqa: E402
 from naturali.model import ChunkDraft  # noqa: E402
 from naturali.ports.storage import EmbeddedChunk  # noqa: E402
-from naturali.retrieval.stored_vectors import StoredVectors  # noqa: E402
+from naturali.retrieval.vector_leg.stored_vectors import StoredVectors  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
 
 NOISE = 0.01

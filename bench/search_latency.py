@@ -18,7 +18,7 @@ its scores with numpy's top-100 taken from below; the faster counts, see BM25_TO
 interleaved, query by query, so the
 machine's drift falls on all of them alike. The vector leg's top 100 is checked against
 numpy's float32 top 100 for every query (recall 1.0 expected: the int8 scan rescores in
-float32 within a proven error margin, retrieval/vectors.py).
+float32 within a proven error margin, retrieval/vector_leg/vectors.py).
 
     python bench/search_latency.py [--data-dir DIR] [--chunks 100000] [--queries 200]
         [--database-url postgresql://…]

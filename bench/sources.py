@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from common import service  # noqa: E402
 from naturali.contracts.resources import SourceRun  # noqa: E402
-from naturali.service.source_requests import SourceCreate  # noqa: E402
+from naturali.service.syncing.source_requests import SourceCreate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

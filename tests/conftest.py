@@ -21,8 +21,8 @@ from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.ports.embedder import Vectors
 from naturali.service.container import Services
+from naturali.service.memory.stores import OpenStore
 from naturali.service.operations import OPERATIONS
-from naturali.service.stores import OpenStore
 from naturali.settings import Settings
 from postgres import PostgresServer
 

@@ -19,7 +19,7 @@ from mcp.client.stdio import stdio_client
 
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.service.documents import Upload
+from naturali.service.corpus.documents import Upload
 from naturali.settings import Settings
 
 

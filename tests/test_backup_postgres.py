@@ -15,7 +15,7 @@ import pytest
 from conftest import Api, StoreVault
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.service.record_requests import GrepRequest
+from naturali.service.memory.record_requests import GrepRequest
 from naturali.service.requests import SearchRequest
 from naturali.settings import Settings
 from postgres import PostgresServer

@@ -401,7 +401,7 @@ def test_the_sdks_and_the_clis_search_parameters_are_the_request_models_fields()
     SDK is)."""
     import inspect
 
-    from naturali.api.python_sdk import source
+    from naturali.api.generate.python_sdk import source
     from naturali.cli.search import search_knowledge as cli_search
     from naturali.client._client import Knowledge
     from naturali.service.requests import SearchRequest
@@ -420,8 +420,8 @@ def test_the_sdks_models_and_records_are_generated() -> None:
     """The Python SDK's response models are generated from the contracts and its records
     methods from the catalogue: the committed files are what the generators write, and each
     model has its contract's fields."""
-    from naturali.api import python_models
-    from naturali.api.python_sdk import records_source
+    from naturali.api.generate import python_models
+    from naturali.api.generate.python_sdk import records_source
     from naturali.client import _models
 
     records = (ROOT / "src/naturali/client/_records.py").read_text()
@@ -441,7 +441,7 @@ def test_a_new_search_field_reaches_the_cli_and_the_sdk_with_no_edit_of_theirs(
 
     from pydantic import Field, create_model
 
-    import naturali.api.python_sdk as generator
+    import naturali.api.generate.python_sdk as generator
     import naturali.cli.search as cli
     from naturali.service.requests import SearchRequest
 

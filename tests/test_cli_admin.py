@@ -77,7 +77,7 @@ def test_admin_errors_exit_non_zero(tmp_path: Path) -> None:
 
 
 def test_search_knowledge_local_on_the_data_dir(tmp_path: Path, embedder: object) -> None:
-    from naturali.service.documents import Upload
+    from naturali.service.corpus.documents import Upload
 
     naturali = build_services(Settings(data_dir=tmp_path), embedder=embedder)  # type: ignore[arg-type]
     naturali.bootstrap()

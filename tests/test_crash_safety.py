@@ -14,7 +14,7 @@ import psycopg
 
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.service.documents import Upload
+from naturali.service.corpus.documents import Upload
 from naturali.service.requests import SearchRequest
 from naturali.settings import Settings
 
@@ -25,8 +25,8 @@ KILLER = textwrap.dedent(
     """
     import os, signal, sys
     from naturali.compose import build_services
-    from naturali.service import documents
-    from naturali.service.documents import Upload
+    from naturali.service.corpus import documents
+    from naturali.service.corpus.documents import Upload
     from naturali.settings import Settings
     import naturali.storage.sqlite.writes as sqlite_writes
 

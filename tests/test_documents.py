@@ -11,7 +11,7 @@ import pytest
 
 from conftest import Api, EmbedCall, assert_error, make_api
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.service.documents import Upload
+from naturali.service.corpus.documents import Upload
 from pdfs import scanned_pdf, text_pdf
 
 
@@ -275,7 +275,7 @@ def test_concurrent_new_versions_one_wins_the_other_conflicts(api: Api) -> None:
     import threading
 
     from naturali.errors import Conflict
-    from naturali.service.documents import Upload
+    from naturali.service.corpus.documents import Upload
 
     project_id = api.project()
     doc = api.doc(project_id, "/race.md", "version one")

@@ -233,7 +233,7 @@ EXIT_MID_INDEX = textwrap.dedent(
     """
     import sys, time
     from naturali.compose import build_services
-    from naturali.service.record_requests import SaveRequest
+    from naturali.service.memory.record_requests import SaveRequest
     from naturali.settings import Settings
 
     naturali = build_services(Settings.load({"data_dir": sys.argv[1]}))

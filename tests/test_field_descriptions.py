@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from naturali.api.openapi import document
+from naturali.api.generate.openapi import document
 from naturali.client import _records
 from naturali.client._search import SearchKnowledge
 from naturali.contracts.glossary import limits

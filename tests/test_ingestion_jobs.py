@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from conftest import Api
-from naturali.service import documents as documents_module
-from naturali.service.ingestion import IngestionWorker
+from naturali.service.corpus import documents as documents_module
+from naturali.service.corpus.ingestion import IngestionWorker
 from server import start, stop
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,12 +1,12 @@
-"""The vector scan's int8 estimates (retrieval/int8_scan.py): the exact integer dot products of
-the codes, plus each row's offset times the scale, by numkong on every CPU."""
+"""The vector scan's int8 estimates (retrieval/vector_leg/int8_scan.py): the exact integer dot
+products of the codes, plus each row's offset times the scale, by numkong on every CPU."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from naturali.retrieval import int8_scan
+from naturali.retrieval.vector_leg import int8_scan
 
 
 def _case(n: int, d: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:

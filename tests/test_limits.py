@@ -87,7 +87,7 @@ def _guard(api: Api) -> Any:
 
 
 def _key(token: str) -> str:
-    from naturali.service.auth import hash_token
+    from naturali.service.platform.auth import hash_token
 
     return hash_token(token)
 

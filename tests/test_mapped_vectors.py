@@ -1,6 +1,6 @@
 """The float32 rows read from a snapshot's file, mapped, rather than held in memory
-(retrieval/vectors.py): the same exact top k as rows in memory, rows appended after the mapping
-included, and a server's index holds none of a saved snapshot's float32 rows."""
+(retrieval/vector_leg/vectors.py): the same exact top k as rows in memory, rows appended after
+the mapping included, and a server's index holds none of a saved snapshot's float32 rows."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.retrieval import snapshot
-from naturali.retrieval.vectors import Vectors
+from naturali.retrieval.vector_leg.vectors import Vectors
 from naturali.settings import Settings
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from conftest import Api, EmbedCall, assert_error
 from naturali.ports.state import PlannedWrite
-from naturali.service.mutations import MemoryStoreKey
-from naturali.service.record_requests import SaveRequest
+from naturali.service.memory.mutations import MemoryStoreKey
+from naturali.service.memory.record_requests import SaveRequest
 from naturali.vault.record import parse
 
 

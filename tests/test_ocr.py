@@ -94,7 +94,7 @@ def test_a_mixed_pdf_is_read_by_ocr_only_where_it_has_no_text(api: Api) -> None:
 
 
 def test_a_bulk_ingest_embeds_text_at_once_and_leaves_scans_to_the_job(api: Api) -> None:
-    from naturali.service.documents import Upload
+    from naturali.service.corpus.documents import Upload
 
     project = api.project()
     user = api.naturali.auth.authenticate(api.token)

@@ -1,7 +1,7 @@
 """Descriptors a server holds stay bounded: at most ``open_stores`` memory stores stay open
 while unused (many stores used in turn do not hold a descriptor each), an evicted store
 answers as before when next asked, a store is never closed under a caller using it, a store
-slow to open holds up only its own callers (service/stores.py), a closed store's view is
+slow to open holds up only its own callers (service/memory/stores.py), a closed store's view is
 freed, a store opened again to be read writes nothing, a store reopened as it was is searched
 without reading its records (while an edit or a catalogue that changed meanwhile is still
 caught), and a thread's database connection closes once the thread ended."""
@@ -19,8 +19,8 @@ from conftest import Api, make_api, open_files
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.model import MemoryStore
 from naturali.ports.state import ProjectionUnavailable
-from naturali.service import stores
-from naturali.service.stores import StoreRegistry, StoreView
+from naturali.service.memory import stores
+from naturali.service.memory.stores import StoreRegistry, StoreView
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.state import SqliteState
 from naturali.vault.watch import VaultWatch

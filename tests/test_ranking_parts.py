@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 
 from naturali.model import Chunk, SourceType
-from naturali.retrieval import int8_scan
-from naturali.retrieval import vectors as vectors_module
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.hybrid import Asked, Ranking, rank
 from naturali.retrieval.index import ProjectIndex, Selection
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.owners import OwnerAttrs, owner_key
-from naturali.retrieval.vectors import FIT_ROWS, ScanPool, Vectors
+from naturali.retrieval.vector_leg import int8_scan
+from naturali.retrieval.vector_leg import vectors as vectors_module
+from naturali.retrieval.vector_leg.vectors import FIT_ROWS, ScanPool, Vectors
 from naturali.text.tokens import query_term_counts
 
 

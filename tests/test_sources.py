@@ -387,7 +387,7 @@ def test_a_sitemaps_pages_are_read_and_an_unchanged_lastmod_costs_no_request(
 
 def test_a_sync_is_held_by_one_worker_and_stops_when_its_lease_is_taken(api: Api) -> None:
     from naturali.model import Source
-    from naturali.service.source_runs import LeaseLost, Run
+    from naturali.service.syncing.source_runs import LeaseLost, Run
 
     storage = api.naturali.storage
     project = api.project()

@@ -18,7 +18,7 @@ from conftest import Api, validate_result
 from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.retrieval import stored_vectors
+from naturali.retrieval.vector_leg import stored_vectors
 from naturali.settings import Settings
 from naturali.storage.postgres.vectors import index_name
 from postgres import PostgresServer

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Api
-from naturali.api.openapi import document
+from naturali.api.generate.openapi import document
 
 SDK = Path(__file__).resolve().parents[1] / "sdk" / "typescript"
 

@@ -17,15 +17,15 @@ from conftest import open_store
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.service.container import Services
-from naturali.service.record_requests import CorrectRequest, GrepRequest, SaveRequest
+from naturali.service.memory.record_requests import CorrectRequest, GrepRequest, SaveRequest
 from naturali.settings import Settings
 
 CRASH = textwrap.dedent(
     """
     import os, signal, sys
     from naturali.compose import build_services
-    from naturali.service import write_engine as m
-    from naturali.service.record_requests import CorrectRequest
+    from naturali.service.memory import write_engine as m
+    from naturali.service.memory.record_requests import CorrectRequest
     from naturali.settings import Settings
 
     data_dir, project_id, store_id, record_id, revision, sha, step = sys.argv[1:]
@@ -162,7 +162,7 @@ WRITER = textwrap.dedent(
     import sys
     from naturali.errors import Conflict
     from naturali.compose import build_services
-    from naturali.service.record_requests import SaveRequest
+    from naturali.service.memory.record_requests import SaveRequest
     from naturali.settings import Settings
 
     data_dir, project_id, store_id, counter_id, worker, count = sys.argv[1:]

@@ -19,7 +19,7 @@ from naturali.embed.factory import build_embedder, build_reranker
 from naturali.ports.embedder import Embedder
 from naturali.ports.state import StateFactory
 from naturali.ports.storage import Storage
-from naturali.retrieval.vectors import ScanPool
+from naturali.retrieval.vector_leg.vectors import ScanPool
 from naturali.service.container import Concurrency, Services
 from naturali.settings import Settings
 from naturali.storage.sqlite.catalog import SqliteStorage
@@ -61,7 +61,8 @@ GIL_SWITCH_INTERVAL = 0.001
 # runs); most garbage is freed by reference counting anyway.
 GC_THRESHOLDS = (50_000, 50, 50)
 # Scanning shares: a woken thread takes ~0.3 ms here, a cold scan of 16k rows ~0.4, so more
-# than four threads gain nothing on the index sizes a process holds (retrieval/vectors.py).
+# than four threads gain nothing on the index sizes a process holds
+# (retrieval/vector_leg/vectors.py).
 MAX_SCAN_THREADS = 4
 
 

@@ -81,7 +81,7 @@ class Settings:
     # flight before it closes (naturali serve).
     shutdown_grace_seconds: float = 30.0
     # A server holds an ingestion job on a lease it renews at every batch of chunks; a job
-    # whose server stopped is taken again once its lease runs out (service/ingestion.py).
+    # whose server stopped is taken again once its lease runs out (service/corpus/ingestion.py).
     ingest_lease_seconds: float = 15.0
     # Passages a project may have waiting to be embedded (~50 min of one server's embedding);
     # an upload beyond it is 429 with Retry-After, so one team cannot queue days of work.

@@ -11,10 +11,10 @@ import itertools
 import sys
 from pathlib import Path
 
-import naturali.service.documents as documents
+import naturali.service.corpus.documents as documents
 from naturali.compose import build_services
 from naturali.model import Member, Project, utcnow
-from naturali.service.documents import Upload
+from naturali.service.corpus.documents import Upload
 from naturali.settings import Settings
 
 PROJECT = "proj_V1StGXR8Z5jdHi6B"

@@ -18,8 +18,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from naturali.api.errors import naturali_error_response
 from naturali.api.rate_limits import RateLimits
 from naturali.errors import InvalidRequest, NaturaliError, PayloadTooLarge
-from naturali.service.auth import hash_token
 from naturali.service.container import Services
+from naturali.service.platform.auth import hash_token
 from naturali.service.validation import find_unencodable
 
 USER_KEY = "naturali_user"

@@ -2,7 +2,7 @@
 (``rate_limit``, e.g. ``"20/second"``, a moving window from ``limits``) and searches in flight
 (``searches_in_flight``). Over either, 429 with ``Retry-After``. Both are this server's own
 counts (in memory): on PostgreSQL with N servers behind a balancer a token gets up to N times
-the rate; the project quotas (service/documents.py, memories.py) are shared, counted in the
+the rate; the project quotas (service/corpus/documents.py, memories.py) are shared, counted in the
 catalog. Off unless configured (the embedded laptop setup); docs/operations.md has a
 production profile."""
 

@@ -14,7 +14,7 @@ import logging
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from naturali.api.errors import error_response
-from naturali.service.disk import full, is_disk_full
+from naturali.service.platform.disk import full, is_disk_full
 
 log = logging.getLogger("naturali.api")
 

@@ -10,10 +10,10 @@ from typer.core import TyperGroup
 
 from naturali.cli import admin, documents, sources, tokens
 from naturali.cli.audit import audit
+from naturali.cli.folders.sync import ingest, sync
 from naturali.cli.lazy import LazyCommand, LazyGroup
 from naturali.cli.mcp import mcp
 from naturali.cli.serve import serve
-from naturali.cli.sync import ingest, sync
 
 
 class Naturali(TyperGroup):

@@ -47,7 +47,7 @@ def serve(
     from naturali.api.app import create_app
     from naturali.compose import build_services
     from naturali.service.container import OWNER_TOKEN_FILE
-    from naturali.service.demo import ensure_demo
+    from naturali.service.platform.demo import ensure_demo
 
     s = settings(
         host=host, port=port, data_dir=data_dir, database_url=database_url, cache_dir=cache_dir

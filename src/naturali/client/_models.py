@@ -1,5 +1,5 @@
 """Typed responses of the SDK, generated from the API's contracts by ``python -m
-naturali.api.python_models``: do not edit."""
+naturali.api.generate.python_models``: do not edit."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What was read how: each page of a paged file from its text layer, by OCR, empty (blank, or
-no text by either), or left unread by the OCR budget (service/ocr_budget.py) — the
+no text by either), or left unread by the OCR budget (service/corpus/ocr_budget.py) — the
 document's ``reading`` and the warnings that say it, so that nothing is skipped in silence
 and a passage read by OCR can be told from one read from text (its page is in
 ``ocr_pages``)."""

@@ -16,9 +16,9 @@ from pydantic import Field, ValidationError
 from naturali.contracts.records import CompleteHit, list_row
 from naturali.mcp.backend import Backend, BackendError, explain
 from naturali.service.invalid_input import invalid_request
+from naturali.service.memory.record_requests import RecordAt
 from naturali.service.operation import Operation
 from naturali.service.operations import BY_NAME, OPERATIONS
-from naturali.service.record_requests import RecordAt
 
 INSTRUCTIONS = (
     "A project's documents and one memory store's knowledge records. Ask knowledge_search "

@@ -120,8 +120,9 @@ class StateStore(Protocol):
         ...
 
     def catalogue_match(self) -> str | None:
-        """The stamp kept when the catalogue last matched the store in full (service/stores.py:
-        ``OpenStore.keep_match``; rebuildable: none costs one full reconcile)."""
+        """The stamp kept when the catalogue last matched the store in full
+        (service/memory/stores.py: ``OpenStore.keep_match``; rebuildable: none costs one full
+        reconcile)."""
         ...
 
     def keep_catalogue_match(self, stamp: str) -> None:

@@ -13,7 +13,8 @@ import numpy.typing as npt
 class VectorSearch(Protocol):
     """Nearest chunks by their vectors, answered by the store itself (PostgreSQL's pgvector):
     the vector leg of a project too large for a server to hold its vectors
-    (retrieval/stored_vectors.py). Cosines are inner products: the vectors are unit length."""
+    (retrieval/vector_leg/stored_vectors.py). Cosines are inner products: the vectors are unit
+    length."""
 
     def nearest_vectors(
         self,

@@ -16,7 +16,7 @@ from naturali.retrieval.conversation import Conversation
 from naturali.retrieval.fusion import CONFIDENT_SHIFT, FEEDBACK_WEIGHT
 from naturali.retrieval.index import ProjectIndex
 from naturali.retrieval.owners import SOURCE_CODE
-from naturali.retrieval.vectors import LegScan, Nearest, ScanPool
+from naturali.retrieval.vector_leg.vectors import LegScan, Nearest, ScanPool
 from naturali.text.tokens import names, query_term_counts
 
 CANDIDATES_PER_LEG = 100

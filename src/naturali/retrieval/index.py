@@ -19,7 +19,7 @@ import numpy.typing as npt
 from naturali.model import Chunk, SourceType
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.owners import SOURCE_CODE, OwnerAttrs, Owners, owner_key
-from naturali.retrieval.vectors import Rows, VectorLeg, Vectors
+from naturali.retrieval.vector_leg.vectors import Rows, VectorLeg, Vectors
 from naturali.text.context import in_context
 
 TagPairs = frozenset[tuple[str, str]]
@@ -118,8 +118,9 @@ class ProjectIndex:
     seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     owners: Owners = field(default_factory=Owners)
     lexical: LexicalIndex = field(default_factory=LexicalIndex)
-    # The store answers the vector leg and ``vectors`` stays empty (retrieval/stored_vectors.py):
-    # set by the registry for a project from ``database_vector_rows`` chunks on.
+    # The store answers the vector leg and ``vectors`` stays empty
+    # (retrieval/vector_leg/stored_vectors.py): set by the registry for a project from
+    # ``database_vector_rows`` chunks on.
     stored_vectors: VectorLeg | None = None
 
     _owners_version: int = 0  # bumped when owners' attributes change (apply)

@@ -22,7 +22,7 @@ from naturali.retrieval import snapshot
 from naturali.retrieval.gate import Gate
 from naturali.retrieval.index import ProjectIndex
 from naturali.retrieval.owners import read_owners
-from naturali.retrieval.stored_vectors import StoredVectors
+from naturali.retrieval.vector_leg.stored_vectors import StoredVectors
 
 T = TypeVar("T")
 # A project at most this large has its snapshot kept up to date as it is written (``written``):

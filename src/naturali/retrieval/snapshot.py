@@ -8,7 +8,7 @@ read from the store. Two files a project, not one an array: a server of ten thou
 projects keeps 20,000 files for them, not 220,000, and opens one to load one. The arrays are
 mapped, not read: a restart with a million chunks does not read 2 GB before it answers, and
 the float32 rows stay in the file, paged in by the OS for the few rows a search rescores
-(retrieval/vectors.py).
+(retrieval/vector_leg/vectors.py).
 
 It is only a cache: one that does not match — another format, model or dimension, arrays that
 do not fit together, or a store that no longer holds its newest chunk (a restored backup) — is
@@ -35,12 +35,13 @@ from naturali.retrieval.index import ProjectIndex
 from naturali.retrieval.lexical import LexicalArrays, LexicalIndex
 from naturali.retrieval.owners import FILES, LAYOUT, Owners
 from naturali.retrieval.strings import Strings
-from naturali.retrieval.vectors import VectorLeg, Vectors
+from naturali.retrieval.vector_leg.vectors import VectorLeg, Vectors
 
-# 3: the int8 codes are of each row less the rows' mean (retrieval/vectors.py); 4: one mapped
-# .npy file an array; 5: the owners as columns of text (retrieval/owners.py), not JSON; 6:
-# postings of each chunk in its context (text/context.py), owners without titles; 7: the
-# arrays in one file; 8: the vocabulary sorted, among them; 9: a row's length without stopwords.
+# 3: the int8 codes are of each row less the rows' mean (retrieval/vector_leg/vectors.py); 4:
+# one mapped .npy file an array; 5: the owners as columns of text (retrieval/owners.py), not
+# JSON; 6: postings of each chunk in its context (text/context.py), owners without titles; 7:
+# the arrays in one file; 8: the vocabulary sorted, among them; 9: a row's length without
+# stopwords.
 # After the dot, the owners' columns (retrieval/owners.py): a new one is a new format by itself.
 FORMAT = f"9.{LAYOUT}"
 _META = "meta.json"

@@ -22,30 +22,30 @@ from naturali.ports.reranker import Reranker
 from naturali.ports.state import StateFactory
 from naturali.ports.storage import NewVector, Storage
 from naturali.retrieval.registry import IndexRegistry
-from naturali.retrieval.vectors import ScanPool
-from naturali.service.audit import AuditTrail
-from naturali.service.auth import Auth
-from naturali.service.dates import Dates
-from naturali.service.disk import DiskSpace
-from naturali.service.documents import Documents
-from naturali.service.indexer import BackgroundIndexer
-from naturali.service.ingestion import IngestionWorker, Scans
-from naturali.service.memories import Memories
-from naturali.service.mutations import Mutations
-from naturali.service.ocr_budget import OcrBudget
-from naturali.service.overview import Overview
-from naturali.service.projects import Projects, Users
-from naturali.service.query_vectors import QueryVectors
-from naturali.service.quotas import QuotaLimits, Quotas
-from naturali.service.reading import Reader
-from naturali.service.records import Records
-from naturali.service.search import Search, SecondStage
-from naturali.service.source_runs import Fetching
-from naturali.service.source_sync import SourceWorker
-from naturali.service.sources import Sources
-from naturali.service.stores import StoreRegistry
-from naturali.service.tokens import Tokens
-from naturali.service.write_engine import WriteEngine
+from naturali.retrieval.vector_leg.vectors import ScanPool
+from naturali.service.corpus.documents import Documents
+from naturali.service.corpus.ingestion import IngestionWorker, Scans
+from naturali.service.corpus.ocr_budget import OcrBudget
+from naturali.service.corpus.reading import Reader
+from naturali.service.knowledge.indexer import BackgroundIndexer
+from naturali.service.knowledge.overview import Overview
+from naturali.service.knowledge.query_vectors import QueryVectors
+from naturali.service.knowledge.search import Search, SecondStage
+from naturali.service.memory.dates import Dates
+from naturali.service.memory.memories import Memories
+from naturali.service.memory.mutations import Mutations
+from naturali.service.memory.records import Records
+from naturali.service.memory.stores import StoreRegistry
+from naturali.service.memory.write_engine import WriteEngine
+from naturali.service.platform.audit import AuditTrail
+from naturali.service.platform.auth import Auth
+from naturali.service.platform.disk import DiskSpace
+from naturali.service.platform.projects import Projects, Users
+from naturali.service.platform.quotas import QuotaLimits, Quotas
+from naturali.service.platform.tokens import Tokens
+from naturali.service.syncing.source_runs import Fetching
+from naturali.service.syncing.source_sync import SourceWorker
+from naturali.service.syncing.sources import Sources
 from naturali.settings import Settings
 from naturali.sources import addresses
 from naturali.text.context import in_context

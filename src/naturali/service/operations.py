@@ -26,8 +26,8 @@ from naturali.contracts.resources import (
 )
 from naturali.model import User
 from naturali.service import requests as req
+from naturali.service.memory.record_operations import RECORD_OPERATIONS
 from naturali.service.operation import PROJECT, Operation, Target
-from naturali.service.record_operations import RECORD_OPERATIONS
 
 if TYPE_CHECKING:
     from naturali.service.container import Services

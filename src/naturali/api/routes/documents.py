@@ -16,7 +16,7 @@ from naturali.contracts.resources import Deleted, DocumentOut
 from naturali.errors import InvalidRequest, UnsupportedMediaType
 from naturali.model import Document
 from naturali.service import validation
-from naturali.service.documents import Upload, upload_too_large
+from naturali.service.corpus.documents import Upload, upload_too_large
 from naturali.service.requests import DocumentText, DocumentTextUpdate
 
 router = APIRouter(prefix="/v1/projects/{project_id}/documents", tags=["documents"])

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from naturali.api import errors
 from naturali.api.deps import CurrentUser, Service
 from naturali.contracts.resources import Deleted, SourceList, SourceOut
-from naturali.service.source_requests import SourceCreate, SourceUpdate
+from naturali.service.syncing.source_requests import SourceCreate, SourceUpdate
 
 router = APIRouter(prefix="/v1/projects/{project_id}/sources", tags=["sources"])
 

@@ -133,7 +133,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX ingest_jobs_document ON ingest_jobs (project_id, document_id);
     CREATE INDEX ingest_jobs_waiting ON ingest_jobs (state, created_at);
     """,
-    # 3: named tokens with a scope, projects, an expiry and revocation (service/tokens.py);
+    # 3: named tokens with a scope, projects, an expiry and revocation (service/platform/tokens.py);
     # the tokens before are admin tokens named "default"
     """
     ALTER TABLE tokens ADD COLUMN id TEXT;

@@ -1,5 +1,5 @@
 """Nearest chunks answered by PostgreSQL itself (pgvector): the vector leg of a project too
-large for a server to hold its vectors (retrieval/stored_vectors.py).
+large for a server to hold its vectors (retrieval/vector_leg/stored_vectors.py).
 
 Each such project has its own HNSW index, partial — ``WHERE project_id = … AND model = …`` —
 over an expression of fixed dimension (``chunks.vector`` has none: models differ), so one

@@ -85,7 +85,9 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, SqliteTokens, SqliteAudit,
         self.db.close()
 
     def vector_search(self) -> None:
-        return None  # a server's own memory answers the vector leg (retrieval/vectors.py)
+        return (
+            None  # a server's own memory answers the vector leg (retrieval/vector_leg/vectors.py)
+        )
 
     def _one(self, sql: str, *args: Any) -> sqlite3.Row | None:
         row: sqlite3.Row | None = self.db.conn().execute(sql, args).fetchone()

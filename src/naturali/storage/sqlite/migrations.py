@@ -131,7 +131,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX ingest_jobs_document ON ingest_jobs (document_id);
     CREATE INDEX ingest_jobs_waiting ON ingest_jobs (state, created_at);
     """,
-    # 4: named tokens with a scope, projects, an expiry and revocation (service/tokens.py);
+    # 4: named tokens with a scope, projects, an expiry and revocation (service/platform/tokens.py);
     # the tokens before are admin tokens named "default"
     """
     ALTER TABLE tokens ADD COLUMN id TEXT;

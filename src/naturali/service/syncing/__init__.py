@@ -1,0 +1,2 @@
+"""Sources — Git repositories and web sites a project mirrors: their settings, the worker that
+syncs them on a lease, and each kind's sync."""
