@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "naturali"
-INTERFACES = {"api", "cli", "client", "integrations", "mcp"}
+CLIENT = PACKAGE.parents[1] / "client" / "src" / "naturali_client"  # a distribution of its own
+INTERFACES = {"api", "cli", "mcp"}
 DOMAIN = {"ingest", "retrieval", "sources", "text", "vault"}
 
 
@@ -111,10 +112,37 @@ def test_nothing_starts_a_thread_at_import() -> None:
     assert out.stdout.strip() == "1"
 
 
-def test_the_client_sdk_does_not_import_the_server() -> None:
-    for path in (PACKAGE / "client").rglob("*.py"):
-        bad = {m for m in _imports(path) if not m.startswith("naturali.client")}
-        assert not bad, f"{path}: {bad}"
+def test_the_client_distribution_never_imports_the_server() -> None:
+    modules = sorted(CLIENT.rglob("*.py"))
+    assert modules
+    for path in modules:
+        assert not _imports(path) and "import naturali\n" not in path.read_text(), path
+        assert len(path.read_text().splitlines()) <= 450, path
+
+
+def test_the_client_distribution_depends_on_httpx_and_pydantic_only(tmp_path: Path) -> None:
+    """Its wheel, built as pip would: a client of a server installs no server dependency
+    (FastAPI, onnxruntime, the model, PDFium); the frameworks are its extras."""
+    import zipfile
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(tmp_path), str(CLIENT.parents[1])],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    wheel = next(tmp_path.glob("naturali_client-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        meta = next(n for n in archive.namelist() if n.endswith("METADATA"))
+        required = [
+            line.split(":", 1)[1].strip()
+            for line in archive.read(meta).decode().splitlines()
+            if line.startswith("Requires-Dist:")
+        ]
+        assert not [n for n in archive.namelist() if n.startswith("naturali/")]
+    always = {re.split(r"[<>=;\[ ]", r)[0] for r in required if "extra ==" not in r}
+    assert always == {"httpx", "pydantic"}, required
+    extras = {re.split(r"[<>=;\[ ]", r)[0] for r in required if "extra ==" in r}
+    assert extras == {"langchain-core", "llama-index-core"}, required
 
 
 def test_service_and_domain_never_import_interfaces() -> None:
@@ -148,6 +176,11 @@ def test_settings_are_read_in_one_place() -> None:
 def test_modules_stay_small() -> None:
     for path in _modules():
         assert len(path.read_text().splitlines()) <= 450, path
+
+
+def test_the_readme_stays_a_readme() -> None:
+    """What it is, the two commands, a quickstart, configuration: reference lives in docs/."""
+    assert len((PACKAGE.parents[1] / "README.md").read_text().splitlines()) <= 450
 
 
 def test_no_folder_is_a_crowded_room() -> None:

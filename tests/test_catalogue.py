@@ -21,11 +21,11 @@ from typer.testing import CliRunner
 from conftest import Api, StoreVault
 from naturali.cli.main import app
 from naturali.cli.model_options import option_name
-from naturali.client import Client
-from naturali.client._operations import http_call
 from naturali.service.operation import Operation
 from naturali.service.operations import OPERATIONS
 from naturali.service.resources import RESOURCES
+from naturali_client import Client
+from naturali_client._operations import http_call
 from test_authz_matrix import OPERATIONS as AUTHZ
 
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -403,8 +403,8 @@ def test_the_sdks_and_the_clis_search_parameters_are_the_request_models_fields()
 
     from naturali.api.generate.python_sdk import source
     from naturali.cli.search import search_knowledge as cli_search
-    from naturali.client._client import Knowledge
     from naturali.service.requests import SearchRequest
+    from naturali_client._client import Knowledge
 
     fields = set(SearchRequest.model_fields)
     sdk = set(inspect.signature(Knowledge.search_knowledge).parameters) - {"self", "project_id"}
@@ -412,7 +412,7 @@ def test_the_sdks_and_the_clis_search_parameters_are_the_request_models_fields()
     cli = set(inspect.signature(cli_search).parameters) - cli_only
     assert sdk == fields
     assert cli == fields
-    committed = (ROOT / "src/naturali/client/_search.py").read_text()
+    committed = (ROOT / "client/src/naturali_client/_search.py").read_text()
     assert committed == source(), "the Python SDK is stale: run bash scripts/sdk"
 
 
@@ -422,11 +422,11 @@ def test_the_sdks_models_and_records_are_generated() -> None:
     model has its contract's fields."""
     from naturali.api.generate import python_models
     from naturali.api.generate.python_sdk import records_source
-    from naturali.client import _models
+    from naturali_client import _models
 
-    records = (ROOT / "src/naturali/client/_records.py").read_text()
+    records = (ROOT / "client/src/naturali_client/_records.py").read_text()
     assert records == records_source(), "the Python SDK is stale: run bash scripts/sdk"
-    committed = (ROOT / "src/naturali/client/_models.py").read_text()
+    committed = (ROOT / "client/src/naturali_client/_models.py").read_text()
     assert committed == python_models.source(), "the Python SDK is stale: run bash scripts/sdk"
     for name, contract in python_models.MODELS.items():
         assert set(getattr(_models, name).model_fields) == set(contract.model_fields), name

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from naturali.api.generate.openapi import document
-from naturali.client import _records
-from naturali.client._search import SearchKnowledge
 from naturali.contracts.glossary import limits
 from naturali.mcp.server import build
 from naturali.service.operations import OPERATIONS
 from naturali.service.requests import SearchRequest
+from naturali_client import _records
+from naturali_client._search import SearchKnowledge
 from test_cli_vocabulary import _commands
 
 TYPES = Path(__file__).parents[1] / "sdk/typescript/src/generated/types.gen.ts"

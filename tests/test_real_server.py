@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 import naturali
+import naturali_client
 from server import Server, start, stop
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ def test_demo_project_answers_the_spec_question(server: Server) -> None:
             project_id=server.demo_project, query="how long do refunds take", limit=5
         )
     top = response.results[0]
-    assert isinstance(top, naturali.client.DocumentKnowledgeResult)
+    assert isinstance(top, naturali_client.DocumentKnowledgeResult)
     assert top.source_type == "document" and top.path == "/handbook/support/refunds.md"
     assert top.similarity_score is not None and "five business days" in (top.content or "")
     token_file = server.data_dir / "owner-token"
@@ -661,8 +662,8 @@ def test_the_langchain_and_llamaindex_retrievers_against_the_server(
     environment when not given."""
     import asyncio
 
-    from naturali.integrations.langchain import NaturaliRetriever as LangChainRetriever
-    from naturali.integrations.llamaindex import NaturaliRetriever as LlamaIndexRetriever
+    from naturali_client.langchain import NaturaliRetriever as LangChainRetriever
+    from naturali_client.llamaindex import NaturaliRetriever as LlamaIndexRetriever
 
     monkeypatch.setenv("NATURALI_BASE_URL", server.base_url)
     monkeypatch.setenv("NATURALI_TOKEN", server.token)

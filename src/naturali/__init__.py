@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from naturali.client import (
+    from naturali_client import (
         Client,
         NaturaliAPIError,
         NaturaliClientError,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """A documented lazy import: the SDK, loaded when one of its names is first used."""
     if name in __all__:
-        import naturali.client
+        import naturali_client
 
-        return getattr(naturali.client, name)
+        return getattr(naturali_client, name)
     raise AttributeError(f"module 'naturali' has no attribute {name!r}")

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
-from naturali.client._errors import NaturaliAPIError, NaturaliConnectionError
 from naturali.errors import NaturaliError
 from naturali.settings import Settings
+from naturali_client._errors import NaturaliAPIError, NaturaliConnectionError
 
 if TYPE_CHECKING:
-    from naturali.client import Client
     from naturali.service.container import Services
+    from naturali_client import Client
 
 T = TypeVar("T")
 
@@ -62,7 +62,7 @@ def errors() -> Iterator[None]:
 def client(base_url: str | None, token: str | None) -> Client:
     """The SDK for a command that talks to a server."""
     # Imported here: httpx and the SDK's models are only loaded by commands that use them.
-    from naturali.client import Client
+    from naturali_client import Client
 
     s = settings(base_url=base_url, token=token)
     if not s.token:

@@ -13,9 +13,9 @@ import typer
 from naturali.cli import views
 from naturali.cli.common import BaseUrl, Token, client, errors
 from naturali.cli.model_options import field_parameters, keyword, request_from, with_parameters
-from naturali.client._operations import http_call
 from naturali.service.operation import Operation
 from naturali.service.operations import OPERATIONS
+from naturali_client._operations import http_call
 
 app = typer.Typer(
     rich_markup_mode=None,

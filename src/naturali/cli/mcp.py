@@ -38,7 +38,7 @@ def mcp(
     s = settings(data_dir=data_dir, base_url=base_url)
     backend: Backend
     if base_url:
-        from naturali.client import Client
+        from naturali_client import Client
 
         if not s.token:
             fail("--base-url needs NATURALI_TOKEN")

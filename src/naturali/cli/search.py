@@ -14,8 +14,8 @@ from naturali.cli.model_options import field_parameters, keyword, request_from, 
 from naturali.service.requests import SearchRequest
 
 if TYPE_CHECKING:
-    from naturali.client import KnowledgeSearchResponse
-    from naturali.client._models import Explanation
+    from naturali_client import KnowledgeSearchResponse
+    from naturali_client._models import Explanation
 
 
 def _search(**given: Any) -> None:
@@ -91,7 +91,7 @@ def _local(
     project_id: str, request: SearchRequest, data_dir: Path | None, token: str | None
 ) -> KnowledgeSearchResponse:
     # Imported here: the client path should not pay for loading the SDK's response models.
-    from naturali.client import KnowledgeSearchResponse
+    from naturali_client import KnowledgeSearchResponse
 
     naturali = local_service(data_dir)
     user = naturali.auth.acting_user(project_id, token or naturali.settings.token)

@@ -8,12 +8,12 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from naturali.client import Client, NaturaliAPIError, NaturaliConnectionError
-from naturali.client._operations import http_call
 from naturali.errors import NaturaliError
 from naturali.model import User
 from naturali.service.container import Services
 from naturali.service.operation import Operation, Target
+from naturali_client import Client, NaturaliAPIError, NaturaliConnectionError
+from naturali_client._operations import http_call
 
 
 class BackendError(Exception):

@@ -5,7 +5,7 @@ generated, like its ``search_knowledge`` and the TypeScript SDK; each accepts fi
 server adds (``extra="allow"``). ``bash scripts/sdk`` runs it; a test fails when the committed
 file is stale.
 
-    python -m naturali.api.generate.python_models > src/naturali/client/_models.py
+    python -m naturali.api.generate.python_models > client/src/naturali_client/_models.py
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ defined once, and its ``records`` methods from the operation catalogue, so that 
 is: the SDK must not import the server, so its methods are generated, like the TypeScript SDK
 (``bash scripts/sdk`` runs them all; a test fails when a committed file is stale).
 
-    python -m naturali.api.generate.python_sdk > src/naturali/client/_search.py
-    python -m naturali.api.generate.python_sdk records > src/naturali/client/_records.py
+    python -m naturali.api.generate.python_sdk > client/src/naturali_client/_search.py
+    python -m naturali.api.generate.python_sdk records > client/src/naturali_client/_records.py
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from naturali.client._models import KnowledgeSearchResponse
-from naturali.client._resource import Resource
+from naturali_client._models import KnowledgeSearchResponse
+from naturali_client._resource import Resource
 
 
 class SearchKnowledge(Resource):
@@ -89,7 +89,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from naturali.client._resource import Resource
+from naturali_client._resource import Resource
 
 
 class Records(Resource):

@@ -22,10 +22,10 @@ import typer
 
 from naturali.cli.common import BaseUrl, Token, client, errors, settings
 from naturali.cli.folders.folder import Folder, Refusals, scan, sha256
-from naturali.client._errors import NaturaliAPIError
+from naturali_client._errors import NaturaliAPIError
 
 if TYPE_CHECKING:
-    from naturali.client import Client
+    from naturali_client import Client
 
 POLL_SECONDS = 0.5  # how often the documents still processing are looked at
 UPLOADS_IN_FLIGHT = 4

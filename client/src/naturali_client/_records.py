@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from naturali.client._resource import Resource
+from naturali_client._resource import Resource
 
 
 class Records(Resource):

@@ -1,8 +1,8 @@
 """``NaturaliRetriever`` for LangChain: a ``BaseRetriever`` whose documents are a naturali
 project's search hits, with their provenance in ``metadata`` (``pip install
-'naturali[langchain]'``).
+'naturali-client[langchain]'``).
 
-    from naturali.integrations.langchain import NaturaliRetriever
+    from naturali_client.langchain import NaturaliRetriever
     retriever = NaturaliRetriever(project_id="proj_…", limit=5, search={"rerank": True})
     retriever.invoke("how long do refunds take?")
 """
@@ -20,7 +20,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
-from naturali.integrations._search import hits
+from naturali_client._hits import hits
 
 
 class NaturaliRetriever(BaseRetriever):

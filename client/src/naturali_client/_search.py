@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from naturali.client._models import KnowledgeSearchResponse
-from naturali.client._resource import Resource
+from naturali_client._models import KnowledgeSearchResponse
+from naturali_client._resource import Resource
 
 
 class SearchKnowledge(Resource):

@@ -1,13 +1,15 @@
 """What both retrievers do: search a project through the SDK and turn each hit into text
-with its provenance. ``base_url`` and ``token`` default to the settings every naturali
-client reads (``NATURALI_BASE_URL``, ``NATURALI_TOKEN``, a ``naturali.toml``)."""
+with its provenance. ``base_url`` and ``token`` default to the environment every naturali
+client reads (``NATURALI_BASE_URL``, ``NATURALI_TOKEN``)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from naturali.client import Client
-from naturali.settings import Settings
+from naturali_client import Client
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8600"
 
 
 def hits(
@@ -20,9 +22,8 @@ def hits(
 ) -> list[tuple[str, dict[str, Any], float]]:
     """The search's results as (text, metadata, score), best first; ``search`` holds any
     other parameter of ``search_knowledge`` (document_paths, tags, rerank, explain…)."""
-    settings = Settings.load({})
-    url = base_url or settings.base_url
-    secret = token or settings.token
+    url = base_url or os.environ.get("NATURALI_BASE_URL") or DEFAULT_BASE_URL
+    secret = token or os.environ.get("NATURALI_TOKEN")
     if not secret:
         raise ValueError("a token is needed: pass token= or set NATURALI_TOKEN")
     with Client(base_url=url, token=secret) as client:

@@ -6,8 +6,8 @@ import builtins
 import time
 from typing import Any
 
-from naturali.client._models import Source
-from naturali.client._resource import Resource
+from naturali_client._models import Source
+from naturali_client._resource import Resource
 
 
 class Sources(Resource):

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
-from naturali.client._errors import NaturaliAPIError
-from naturali.client._models import (
+from naturali_client._errors import NaturaliAPIError
+from naturali_client._models import (
     Document,
     Memory,
     MemoryStore,
@@ -19,10 +19,10 @@ from naturali.client._models import (
     Project,
     Token,
 )
-from naturali.client._records import Records
-from naturali.client._resource import Resource
-from naturali.client._search import SearchKnowledge
-from naturali.client._sources import Sources
+from naturali_client._records import Records
+from naturali_client._resource import Resource
+from naturali_client._search import SearchKnowledge
+from naturali_client._sources import Sources
 
 
 def _clean(body: dict[str, Any]) -> dict[str, Any]:

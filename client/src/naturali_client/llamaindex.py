@@ -1,8 +1,8 @@
 """``NaturaliRetriever`` for LlamaIndex: a ``BaseRetriever`` whose nodes are a naturali
 project's search hits, scored, with their provenance in ``metadata`` (``pip install
-'naturali[llamaindex]'``).
+'naturali-client[llamaindex]'``).
 
-    from naturali.integrations.llamaindex import NaturaliRetriever
+    from naturali_client.llamaindex import NaturaliRetriever
     retriever = NaturaliRetriever(project_id="proj_…", limit=5)
     retriever.retrieve("how long do refunds take?")
 """
@@ -15,7 +15,7 @@ from typing import Any
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from naturali.integrations._search import hits
+from naturali_client._hits import hits
 
 
 class NaturaliRetriever(BaseRetriever):

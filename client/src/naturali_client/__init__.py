@@ -1,4 +1,7 @@
-"""The Python SDK: ``naturali.Client(base_url=…, token=…)``.
+"""The Python SDK: ``naturali_client.Client(base_url=…, token=…)`` (``naturali.Client`` where
+the server is installed too). Its own distribution, ``naturali-client``: httpx and pydantic,
+nothing of the server; the retrievers for LangChain and LlamaIndex are its extras
+(``naturali_client.langchain``, ``naturali_client.llamaindex``).
 
 >>> client = Client(base_url="http://127.0.0.1:8600", token="nk_…")
 >>> hits = client.knowledge.search_knowledge(project_id="proj_…", query="refunds", limit=5)
@@ -42,14 +45,14 @@ _HOME = {
 }
 
 if TYPE_CHECKING:
-    from naturali.client._client import Client
-    from naturali.client._errors import (
+    from naturali_client._client import Client
+    from naturali_client._errors import (
         NaturaliAPIError,
         NaturaliClientError,
         NaturaliConnectionError,
         NaturaliTimeoutError,
     )
-    from naturali.client._models import (
+    from naturali_client._models import (
         Document,
         DocumentKnowledgeResult,
         Explanation,
@@ -67,6 +70,6 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name not in __all__:
-        raise AttributeError(f"module 'naturali.client' has no attribute {name!r}")
-    module = importlib.import_module(f"naturali.client.{_HOME.get(name, '_models')}")
+        raise AttributeError(f"module 'naturali_client' has no attribute {name!r}")
+    module = importlib.import_module(f"naturali_client.{_HOME.get(name, '_models')}")
     return getattr(module, name)

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from naturali.client._errors import (
+from naturali_client._errors import (
     NaturaliAPIError,
     NaturaliConnectionError,
     NaturaliTimeoutError,
