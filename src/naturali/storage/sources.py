@@ -1,45 +1,94 @@
-"""The sources' statements, one text for both backends (``p``: ``?`` or ``%s``): a sync is
-due when asked for (``requested_at``) or when its schedule says (``next_run_at``), and is
-held by one server on a lease (one sync of a project at a time) — a server that dies leaves
-it due, taken again when the lease runs out; finishing it records the run and releases it."""
+"""Sources and their syncs (ports/storage.py SourceStorage), on either backend: a sync is due
+when asked for (``requested_at``) or when its schedule says (``next_run_at``), and is held by
+one server on a lease (one sync of a project at a time) — a server that dies leaves it due,
+taken again when the lease runs out; finishing it records the run and releases it. A claim is
+serialised by SQLite's one writer, and by ``FOR UPDATE SKIP LOCKED`` on PostgreSQL."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from naturali.model import Source
+from naturali.storage import rows as mapping
+from naturali.storage.sql import SqlDatabase
+
+GET = "SELECT * FROM sources WHERE project_id = ? AND id = ?"
+LIST = "SELECT * FROM sources WHERE project_id = ? ORDER BY created_at, id"
+UPDATE = (
+    "UPDATE sources SET spec = ?, updated_at = ?, next_run_at = ? WHERE project_id = ? AND id = ?"
+)
+DELETE = "DELETE FROM sources WHERE project_id = ? AND id = ?"
+REQUEST = "UPDATE sources SET requested_at = ? WHERE project_id = ? AND id = ?"
+# One sync of a project at a time, on every server: a slow or endless source holds up its own
+# project's next sync, never another's.
+DUE = (
+    "SELECT * FROM sources s WHERE (requested_at IS NOT NULL OR next_run_at <= ?) "
+    "AND (owner IS NULL OR lease_until < ?) AND NOT EXISTS (SELECT 1 FROM sources h "
+    "WHERE h.project_id = s.project_id AND h.owner IS NOT NULL AND h.lease_until >= ?) "
+    "ORDER BY coalesce(requested_at, next_run_at) LIMIT 1 "
+)
+CLAIM = "UPDATE sources SET owner = ?, lease_until = ? WHERE id = ?"
+RENEW = "UPDATE sources SET lease_until = ? WHERE id = ? AND owner = ?"
+# A request made before the run began is answered by it; one made since stays.
+FINISH = (
+    "UPDATE sources SET owner = NULL, lease_until = NULL, last_run = ?, cursor = ?, "
+    "next_run_at = ?, requested_at = CASE WHEN requested_at <= ? THEN NULL ELSE requested_at "
+    "END WHERE id = ? AND owner = ?"
+)
 
 
-@dataclass(frozen=True)
-class SourceStatements:
-    get: str
-    list: str
-    update: str
-    delete: str
-    request: str
-    due: str
-    claim: str
-    renew: str
-    finish: str
+class Sources:
+    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
 
+        @property
+        def db(self) -> SqlDatabase: ...
 
-def statements(p: str, lock: str = "") -> SourceStatements:
-    """``lock``: PostgreSQL's ``FOR UPDATE SKIP LOCKED`` (SQLite's write lock serialises)."""
-    return SourceStatements(
-        get=f"SELECT * FROM sources WHERE project_id = {p} AND id = {p}",
-        list=f"SELECT * FROM sources WHERE project_id = {p} ORDER BY created_at, id",
-        update=f"UPDATE sources SET spec = {p}, updated_at = {p}, next_run_at = {p} "
-        f"WHERE project_id = {p} AND id = {p}",
-        delete=f"DELETE FROM sources WHERE project_id = {p} AND id = {p}",
-        request=f"UPDATE sources SET requested_at = {p} WHERE project_id = {p} AND id = {p}",
-        # One sync of a project at a time, on every server: a slow or endless source holds
-        # up its own project's next sync, never another's.
-        due="SELECT * FROM sources s WHERE (requested_at IS NOT NULL OR next_run_at <= "
-        f"{p}) AND (owner IS NULL OR lease_until < {p}) AND NOT EXISTS (SELECT 1 FROM "
-        f"sources h WHERE h.project_id = s.project_id AND h.owner IS NOT NULL AND "
-        f"h.lease_until >= {p}) ORDER BY coalesce(requested_at, next_run_at) LIMIT 1 {lock}",
-        claim=f"UPDATE sources SET owner = {p}, lease_until = {p} WHERE id = {p}",
-        renew=f"UPDATE sources SET lease_until = {p} WHERE id = {p} AND owner = {p}",
-        # A request made before the run began is answered by it; one made since stays.
-        finish=f"UPDATE sources SET owner = NULL, lease_until = NULL, last_run = {p}, "
-        f"cursor = {p}, next_run_at = {p}, requested_at = CASE WHEN requested_at <= {p} "
-        f"THEN NULL ELSE requested_at END WHERE id = {p} AND owner = {p}",
-    )
+    def create_source(self, source: Source) -> None:
+        self._write(mapping.source_insert("?"), mapping.source_row(source))
+
+    def get_source(self, project_id: str, source_id: str) -> Source | None:
+        row = self.db.row(GET, project_id, source_id)
+        return mapping.source(row) if row else None
+
+    def list_sources(self, project_id: str) -> list[Source]:
+        return [mapping.source(r) for r in self.db.rows(LIST, project_id)]
+
+    def update_source(self, source: Source) -> None:
+        args = (mapping.source_spec(source), source.updated_at, source.next_run_at)
+        self._write(UPDATE, (*args, source.project_id, source.id))
+
+    def delete_source(self, project_id: str, source_id: str) -> None:
+        self._write(DELETE, (project_id, source_id))
+
+    def request_source_sync(self, project_id: str, source_id: str, at: float) -> None:
+        self._write(REQUEST, (at, project_id, source_id))
+
+    def claim_source(self, owner: str, lease_seconds: float, now: float) -> Source | None:
+        locked = f"{self.db.for_update} {self.db.skip_locked}"
+        with self.db.writing() as conn:
+            row = conn.execute(DUE + locked, (now, now, now)).fetchone()
+            if row is None:
+                return None
+            conn.execute(CLAIM, (owner, now + lease_seconds, row["id"]))
+        return mapping.source(row)
+
+    def renew_source(self, source_id: str, owner: str, lease_seconds: float) -> bool:
+        return self._write(RENEW, (time.time() + lease_seconds, source_id, owner)) == 1
+
+    def finish_source(
+        self,
+        source_id: str,
+        owner: str,
+        last_run: dict[str, Any],
+        cursor: str | None,
+        next_run_at: float | None,
+        started: float,
+    ) -> bool:
+        args = (json.dumps(last_run), cursor, next_run_at, started, source_id, owner)
+        return self._write(FINISH, args) == 1
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> int:
+        with self.db.writing() as conn:
+            return conn.execute(sql, args).rowcount

@@ -23,7 +23,6 @@ from naturali.model import (
     ProjectUsage,
     Role,
     SourceType,
-    Token,
     User,
 )
 from naturali.ports.storage import (
@@ -34,12 +33,10 @@ from naturali.ports.storage import (
     memory_owner,
 )
 from naturali.storage import rows as mapping
-from naturali.storage.postgres.audit import PostgresAudit
+from naturali.storage.audit import Audit
 from naturali.storage.postgres.connection import Database
 from naturali.storage.postgres.jobs import PostgresIngestJobs
 from naturali.storage.postgres.overview import PostgresOverview
-from naturali.storage.postgres.sources import PostgresSources
-from naturali.storage.postgres.tokens import PostgresTokens, insert_token
 from naturali.storage.postgres.vectors import PostgresVectorSearch
 from naturali.storage.postgres.writes import (
     delete_memory,
@@ -50,6 +47,8 @@ from naturali.storage.postgres.writes import (
     put_member,
     write_version,
 )
+from naturali.storage.sources import Sources
+from naturali.storage.tokens import Tokens
 
 # Whether a project's chunks changed since the cursors: the newest seq of each table, read
 # from the end of its (project_id, seq) primary key. (EXISTS over ``seq > cursor`` took
@@ -86,9 +85,7 @@ def _user(row: dict[str, Any] | None) -> User | None:
     return User(row["id"], row["name"], row["created_at"]) if row else None
 
 
-class PostgresStorage(
-    PostgresIngestJobs, PostgresOverview, PostgresTokens, PostgresAudit, PostgresSources
-):
+class PostgresStorage(PostgresIngestJobs, PostgresOverview, Tokens, Audit, Sources):
     def __init__(self, url: str) -> None:
         self.db = Database(url)
 
@@ -113,13 +110,6 @@ class PostgresStorage(
                 )
 
     # users and tokens ---------------------------------------------------------------------
-    def create_user(self, user: User, token: Token, token_hash: str) -> None:
-        with self.db.transaction() as conn:
-            conn.execute(
-                b"INSERT INTO users (id, name, created_at) VALUES (%s, %s, %s)",
-                (user.id, user.name, user.created_at),
-            )
-            insert_token(conn, token, token_hash)
 
     def get_user(self, user_id: str) -> User | None:
         return _user(self.db.one("SELECT * FROM users WHERE id = %s", user_id))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,7 +16,12 @@ from naturali.storage.postgres.migrations import migrate
 
 
 class Database:
-    """Migrations on open, then a pool: reads run in autocommit, writes in ``transaction``."""
+    """Migrations on open, then a pool: reads run in autocommit, writes in ``transaction``.
+    Also what an aggregate written once for both backends needs (storage/sql.py), its ``?``
+    said as ``%s``."""
+
+    for_update = "FOR UPDATE"
+    skip_locked = "SKIP LOCKED"
 
     def __init__(self, url: str, max_size: int = 16) -> None:
         migrate(url)
@@ -49,5 +55,33 @@ class Database:
         with self.pool.connection() as conn:
             return list(conn.execute(sql.encode(), args, binary=binary).fetchall())
 
+    def rows(self, sql: str, *args: Any) -> list[Any]:
+        return self.all(_marks(sql), *args)
+
+    def row(self, sql: str, *args: Any) -> Any | None:
+        return self.one(_marks(sql), *args)
+
+    @contextmanager
+    def writing(self) -> Iterator[_Marked]:
+        with self.transaction() as conn:
+            yield _Marked(conn)
+
     def close(self) -> None:
         self.pool.close()
+
+
+class _Marked:
+    """A connection in a transaction that takes statements written with ``?``."""
+
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> psycopg.Cursor[dict[str, Any]]:
+        return self._conn.execute(_marks(sql).encode(), args)
+
+
+@functools.cache
+def _marks(sql: str) -> str:
+    """A statement written with ``?`` for each parameter, as psycopg takes it (``%s``; a
+    literal ``%`` doubled). Shared statements hold no other ``?``."""
+    return sql.replace("%", "%%").replace("?", "%s")

@@ -21,7 +21,6 @@ from naturali.model import (
     ProjectUsage,
     Role,
     SourceType,
-    Token,
     User,
 )
 from naturali.ports.storage import (
@@ -33,14 +32,14 @@ from naturali.ports.storage import (
     memory_owner,
 )
 from naturali.storage import rows as mapping
-from naturali.storage.sqlite.audit import SqliteAudit
+from naturali.storage.audit import Audit
+from naturali.storage.sources import Sources
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.jobs import SqliteIngestJobs
 from naturali.storage.sqlite.migrations import migrate
 from naturali.storage.sqlite.overview import SqliteOverview
-from naturali.storage.sqlite.sources import SqliteSources
-from naturali.storage.sqlite.tokens import SqliteTokens, insert_token
 from naturali.storage.sqlite.writes import insert_chunks, write_version
+from naturali.storage.tokens import Tokens
 
 _MAX_VARS = 900  # stay under SQLite's bound-parameter limit
 # Whether a project's chunks changed since the cursors: the newest seq of each table, read
@@ -63,7 +62,7 @@ def _batches(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i : i + _MAX_VARS] for i in range(0, len(items), _MAX_VARS)]
 
 
-class SqliteStorage(SqliteIngestJobs, SqliteOverview, SqliteTokens, SqliteAudit, SqliteSources):
+class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path)
@@ -97,12 +96,6 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, SqliteTokens, SqliteAudit,
         return list(self.db.conn().execute(sql, args).fetchall())
 
     # users and tokens ---------------------------------------------------------------------
-    def create_user(self, user: User, token: Token, token_hash: str) -> None:
-        with self.db.write() as conn:
-            conn.execute(
-                "INSERT INTO users VALUES (?, ?, ?)", (user.id, user.name, user.created_at)
-            )
-            insert_token(conn, token, token_hash)
 
     def get_user(self, user_id: str) -> User | None:
         row = self._one("SELECT * FROM users WHERE id = ?", user_id)

@@ -5,11 +5,17 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 
 class Database:
+    """Also what an aggregate written once for both backends needs (storage/sql.py)."""
+
+    for_update = ""  # one writer at a time holds the whole database
+    skip_locked = ""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
@@ -59,6 +65,15 @@ class Database:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    def rows(self, sql: str, *args: Any) -> list[Any]:
+        return self.conn().execute(sql, args).fetchall()
+
+    def row(self, sql: str, *args: Any) -> Any | None:
+        return self.conn().execute(sql, args).fetchone()
+
+    def writing(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.write()
 
     def close_others(self) -> None:
         """Close every connection but the calling thread's, while no other thread uses the

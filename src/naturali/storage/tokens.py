@@ -1,37 +1,41 @@
-"""Tokens in ``catalog.sqlite`` (ports/storage.py TokenStorage)."""
+"""Users' tokens (ports/storage.py TokenStorage), on either backend: on PostgreSQL shared by
+every server, so a revocation is seen by each at its next lookup of the token."""
 
 from __future__ import annotations
 
-import sqlite3
+from typing import TYPE_CHECKING
 
 from naturali.model import Token, User
 from naturali.storage import rows as mapping
-from naturali.storage.sqlite.connection import Database
+from naturali.storage.sql import SqlDatabase, Writer
 
 LINEAGE = mapping.lineage("?")
 INSERT = f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES ({mapping.token_marks('?')})"
 
 
-def insert_token(conn: sqlite3.Connection, token: Token, token_hash: str) -> None:
-    conn.execute(INSERT, mapping.token_row(token, token_hash))
+class Tokens:
+    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
 
+        @property
+        def db(self) -> SqlDatabase: ...
 
-class SqliteTokens:
-    db: Database
+    def create_user(self, user: User, token: Token, token_hash: str) -> None:
+        with self.db.writing() as conn:
+            conn.execute(
+                "INSERT INTO users (id, name, created_at) VALUES (?, ?, ?)",
+                (user.id, user.name, user.created_at),
+            )
+            insert_token(conn, token, token_hash)
 
     def create_token(self, token: Token, token_hash: str) -> None:
-        with self.db.write() as conn:
+        with self.db.writing() as conn:
             insert_token(conn, token, token_hash)
 
     def token_for(self, token_hash: str) -> tuple[User, Token] | None:
-        row = (
-            self.db.conn()
-            .execute(
-                "SELECT t.*, u.name AS user_name, u.created_at AS user_created_at "
-                "FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?",
-                (token_hash,),
-            )
-            .fetchone()
+        row = self.db.row(
+            "SELECT t.*, u.name AS user_name, u.created_at AS user_created_at "
+            "FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?",
+            token_hash,
         )
         return mapping.user_and_token(row) if row else None
 
@@ -41,13 +45,13 @@ class SqliteTokens:
         else:
             sql = LINEAGE + "SELECT * FROM tokens WHERE id IN (SELECT id FROM lineage)"
             args = [within, user_id]
-        rows = self.db.conn().execute(sql + " ORDER BY created_at, id", args)
+        rows = self.db.rows(sql + " ORDER BY created_at, id", *args)
         return [mapping.token(r) for r in rows]
 
     def revoke_token(
         self, user_id: str, token_id: str, when: str, within: str | None = None
     ) -> bool:
-        with self.db.write() as conn:
+        with self.db.writing() as conn:
             if (
                 within is not None
                 and not conn.execute(
@@ -56,7 +60,8 @@ class SqliteTokens:
             ):
                 return False
             live = conn.execute(
-                "SELECT 1 FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL",
+                "SELECT 1 FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL "
+                + self.db.for_update,
                 (token_id, user_id),
             ).fetchone()
             if live:
@@ -68,5 +73,9 @@ class SqliteTokens:
         return live is not None
 
     def touch_token(self, token_id: str, when: str) -> None:
-        with self.db.write() as conn:
+        with self.db.writing() as conn:
             conn.execute("UPDATE tokens SET last_used_at = ? WHERE id = ?", (when, token_id))
+
+
+def insert_token(conn: Writer, token: Token, token_hash: str) -> None:
+    conn.execute(INSERT, mapping.token_row(token, token_hash))

@@ -1,22 +1,25 @@
-"""The audit trail in ``catalog.sqlite`` (ports/storage.py AuditStorage): appended, never
+"""The audit trail (ports/storage.py AuditStorage), on either backend: appended, never
 updated or deleted."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from naturali.model import AuditEntry
 from naturali.storage import rows as mapping
-from naturali.storage.sqlite.connection import Database
+from naturali.storage.sql import SqlDatabase
 
 INSERT = f"INSERT INTO audit ({mapping.AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-class SqliteAudit:
-    db: Database
+class Audit:
+    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
+
+        @property
+        def db(self) -> SqlDatabase: ...
 
     def append_audit(self, entry: AuditEntry) -> None:
-        with self.db.write() as conn:
+        with self.db.writing() as conn:
             conn.execute(INSERT, mapping.audit_row(entry))
 
     def list_audit(
@@ -34,5 +37,5 @@ class SqliteAudit:
             if value is not None:
                 sql += f" AND {clause}"
                 args.append(value)
-        rows = self.db.conn().execute(sql + " ORDER BY seq LIMIT ?", (*args, limit))
+        rows = self.db.rows(sql + " ORDER BY seq LIMIT ?", *args, limit)
         return [mapping.audit_entry(r) for r in rows]
