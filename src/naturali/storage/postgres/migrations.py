@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import psycopg
 
+from naturali.storage import migrations
+
 MIGRATIONS: list[str] = [
     # 1: the first release
     """
@@ -133,20 +135,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX ingest_jobs_document ON ingest_jobs (project_id, document_id);
     CREATE INDEX ingest_jobs_waiting ON ingest_jobs (state, created_at);
     """,
-    # 3: named tokens with a scope, projects, an expiry and revocation (service/platform/tokens.py);
-    # the tokens before are admin tokens named "default"
-    """
-    ALTER TABLE tokens ADD COLUMN id TEXT;
-    ALTER TABLE tokens ADD COLUMN name TEXT NOT NULL DEFAULT 'default';
-    ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'admin';
-    ALTER TABLE tokens ADD COLUMN projects TEXT;
-    ALTER TABLE tokens ADD COLUMN expires_at TEXT;
-    ALTER TABLE tokens ADD COLUMN last_used_at TEXT;
-    ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
-    UPDATE tokens SET id = 'tok_' || substr(token_hash, 1, 16);
-    CREATE UNIQUE INDEX tokens_id ON tokens (id);
-    CREATE INDEX tokens_user ON tokens (user_id);
-    """,
+    migrations.NAMED_TOKENS,  # 3
     # 4: the audit trail of writes (api/audit_trail.py), append-only
     """
     CREATE TABLE audit (
@@ -162,36 +151,7 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX audit_project ON audit (project_id, seq);
     """,
-    # the token that made each token: revoking one revokes what was made through it
-    """
-    ALTER TABLE tokens ADD COLUMN parent_id TEXT;
-    CREATE INDEX tokens_parent ON tokens (parent_id);
-    """,
-    # what was read how on a PDF's or an image's pages (ingest/reading.py), and a job's pages
-    # still to read by OCR before its chunks are whole
-    """
-    ALTER TABLE document_versions ADD COLUMN reading TEXT;
-    ALTER TABLE ingest_jobs ADD COLUMN pages_total INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE ingest_jobs ADD COLUMN pages_done INTEGER NOT NULL DEFAULT 0;
-    """,
-    # sources a project mirrors (a Git repository), synced by any server on a lease
-    """
-    CREATE TABLE sources (
-        id TEXT PRIMARY KEY,
-        project_id TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        spec TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        next_run_at DOUBLE PRECISION,
-        requested_at DOUBLE PRECISION,
-        owner TEXT,
-        lease_until DOUBLE PRECISION,
-        last_run TEXT,
-        cursor TEXT
-    );
-    CREATE INDEX sources_project ON sources (project_id);
-    """,
+    *migrations.TOKENS_PAGES_AND_SOURCES,  # the same on both engines
     # a passage's context, which both legs of a search read in front of it (text/context.py):
     # its document's title, then the headings it sits under (chunks stored before know their
     # title only)
