@@ -34,8 +34,8 @@ from naturali.ports.storage import (
 )
 from naturali.storage import rows as mapping
 from naturali.storage.audit import Audit
-from naturali.storage.postgres.connection import Database
-from naturali.storage.postgres.jobs import PostgresIngestJobs
+from naturali.storage.jobs import IngestJobs
+from naturali.storage.postgres.connection import Database, raw
 from naturali.storage.postgres.overview import PostgresOverview
 from naturali.storage.postgres.vectors import PostgresVectorSearch
 from naturali.storage.postgres.writes import (
@@ -48,6 +48,7 @@ from naturali.storage.postgres.writes import (
     write_version,
 )
 from naturali.storage.sources import Sources
+from naturali.storage.sql import Writer
 from naturali.storage.tokens import Tokens
 
 # Whether a project's chunks changed since the cursors: the newest seq of each table, read
@@ -85,9 +86,23 @@ def _user(row: dict[str, Any] | None) -> User | None:
     return User(row["id"], row["name"], row["created_at"]) if row else None
 
 
-class PostgresStorage(PostgresIngestJobs, PostgresOverview, Tokens, Audit, Sources):
+class PostgresStorage(IngestJobs, PostgresOverview, Tokens, Audit, Sources):
+    db: Database
+
     def __init__(self, url: str) -> None:
         self.db = Database(url)
+
+    def write_version(
+        self,
+        conn: Writer,
+        d: Document,
+        chunks: Sequence[EmbeddedChunk],
+        model_id: str,
+        *,
+        create: bool,
+    ) -> None:
+        """A version in a ``writing`` transaction (storage/jobs.py writes jobs once)."""
+        write_version(raw(conn), d, chunks, model_id, create=create)
 
     def close(self) -> None:
         self.db.close()

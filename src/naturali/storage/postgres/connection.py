@@ -74,10 +74,16 @@ class _Marked:
     """A connection in a transaction that takes statements written with ``?``."""
 
     def __init__(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
-        self._conn = conn
+        self.raw = conn  # for what this engine writes its own way (a version's chunks)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> psycopg.Cursor[dict[str, Any]]:
-        return self._conn.execute(_marks(sql).encode(), args)
+        return self.raw.execute(_marks(sql).encode(), args)
+
+
+def raw(conn: Any) -> psycopg.Connection[dict[str, Any]]:
+    """The psycopg connection of a ``writing`` transaction."""
+    assert isinstance(conn, _Marked)
+    return conn.raw
 
 
 @functools.cache

@@ -33,9 +33,10 @@ from naturali.ports.storage import (
 )
 from naturali.storage import rows as mapping
 from naturali.storage.audit import Audit
+from naturali.storage.jobs import IngestJobs
 from naturali.storage.sources import Sources
+from naturali.storage.sql import Writer
 from naturali.storage.sqlite.connection import Database
-from naturali.storage.sqlite.jobs import SqliteIngestJobs
 from naturali.storage.sqlite.migrations import migrate
 from naturali.storage.sqlite.overview import SqliteOverview
 from naturali.storage.sqlite.writes import insert_chunks, write_version
@@ -62,7 +63,9 @@ def _batches(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i : i + _MAX_VARS] for i in range(0, len(items), _MAX_VARS)]
 
 
-class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
+class SqliteStorage(IngestJobs, SqliteOverview, Tokens, Audit, Sources):
+    db: Database
+
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path)
@@ -80,33 +83,36 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
         finally:
             os.close(fd)
 
+    def write_version(
+        self,
+        conn: Writer,
+        d: Document,
+        chunks: Sequence[EmbeddedChunk],
+        model_id: str,
+        *,
+        create: bool,
+    ) -> None:
+        """A version in a ``writing`` transaction (storage/jobs.py writes jobs once)."""
+        write_version(cast(sqlite3.Connection, conn), d, chunks, model_id, create=create)
+
     def close(self) -> None:
         self.db.close()
 
     def vector_search(self) -> None:
-        return (
-            None  # a server's own memory answers the vector leg (retrieval/vector_leg/vectors.py)
-        )
-
-    def _one(self, sql: str, *args: Any) -> sqlite3.Row | None:
-        row: sqlite3.Row | None = self.db.conn().execute(sql, args).fetchone()
-        return row
-
-    def _all(self, sql: str, *args: Any) -> list[sqlite3.Row]:
-        return list(self.db.conn().execute(sql, args).fetchall())
+        return None  # the server's memory answers the vector leg (retrieval/vector_leg/)
 
     # users and tokens ---------------------------------------------------------------------
 
     def get_user(self, user_id: str) -> User | None:
-        row = self._one("SELECT * FROM users WHERE id = ?", user_id)
+        row = self.db.row("SELECT * FROM users WHERE id = ?", user_id)
         return User(row["id"], row["name"], row["created_at"]) if row else None
 
     def oldest_user(self) -> User | None:
-        row = self._one("SELECT * FROM users ORDER BY created_at, rowid LIMIT 1")
+        row = self.db.row("SELECT * FROM users ORDER BY created_at, rowid LIMIT 1")
         return User(row["id"], row["name"], row["created_at"]) if row else None
 
     def count_users(self) -> int:
-        row = self._one("SELECT count(*) AS n FROM users")
+        row = self.db.row("SELECT count(*) AS n FROM users")
         return int(row["n"]) if row else 0
 
     # projects and members -------------------------------------------------------------------
@@ -127,11 +133,11 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
         )
 
     def get_project(self, project_id: str) -> Project | None:
-        row = self._one("SELECT * FROM projects WHERE id = ?", project_id)
+        row = self.db.row("SELECT * FROM projects WHERE id = ?", project_id)
         return Project(row["id"], row["name"], row["created_at"]) if row else None
 
     def list_projects(self, user_id: str) -> list[tuple[Project, Member]]:
-        rows = self._all(
+        rows = self.db.rows(
             "SELECT p.*, m.role, m.created_at AS joined FROM projects p "
             "JOIN members m ON m.project_id = p.id WHERE m.user_id = ? ORDER BY p.created_at, p.id",
             user_id,
@@ -145,13 +151,13 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
         ]
 
     def get_member(self, project_id: str, user_id: str) -> Member | None:
-        row = self._one(
+        row = self.db.row(
             "SELECT * FROM members WHERE project_id = ? AND user_id = ?", project_id, user_id
         )
         return mapping.member(row) if row else None
 
     def list_members(self, project_id: str) -> list[Member]:
-        rows = self._all(
+        rows = self.db.rows(
             "SELECT * FROM members WHERE project_id = ? ORDER BY created_at, user_id", project_id
         )
         return [mapping.member(r) for r in rows]
@@ -180,13 +186,13 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
 
     # documents ------------------------------------------------------------------------------
     def get_document(self, project_id: str, document_id: str) -> Document | None:
-        row = self._one(
+        row = self.db.row(
             mapping.DOC_SELECT + " WHERE d.id = ? AND +d.project_id = ?", document_id, project_id
         )
         return mapping.document(row) if row else None
 
     def get_document_by_path(self, project_id: str, path: str) -> Document | None:
-        row = self._one(
+        row = self.db.row(
             mapping.DOC_SELECT + " WHERE d.project_id = ? AND d.path = ?", project_id, path
         )
         return mapping.document(row) if row else None
@@ -200,12 +206,12 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
                 mapping.DOC_SELECT
                 + f" WHERE d.id IN ({_placeholders(len(batch))}) AND +d.project_id = ?"
             )
-            for row in self._all(sql, *batch, project_id):
+            for row in self.db.rows(sql, *batch, project_id):
                 out[row["id"]] = mapping.document(row)
         return out
 
     def project_usage(self, project_id: str) -> ProjectUsage:
-        row = self._one(
+        row = self.db.row(
             "SELECT (SELECT count(*) FROM documents WHERE project_id = ?) AS documents, "
             "(SELECT coalesce(sum(v.size), 0) FROM documents d JOIN document_versions v "
             " ON v.document_id = d.id AND v.version = d.version WHERE d.project_id = ?) AS bytes, "
@@ -233,7 +239,7 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
             args.append(after_path)
         sql += " ORDER BY d.path LIMIT ?"
         args.append(limit)
-        return [mapping.document(r) for r in self._all(sql, *args)]
+        return [mapping.document(r) for r in self.db.rows(sql, *args)]
 
     def save_document_version(
         self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
@@ -271,13 +277,13 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
                 raise NameTaken(store.name) from exc
 
     def get_memory_store(self, project_id: str, store_id: str) -> MemoryStore | None:
-        row = self._one(
+        row = self.db.row(
             "SELECT * FROM memory_stores WHERE project_id = ? AND id = ?", project_id, store_id
         )
         return mapping.store(row) if row else None
 
     def list_memory_stores(self, project_id: str) -> list[MemoryStore]:
-        rows = self._all(
+        rows = self.db.rows(
             "SELECT * FROM memory_stores WHERE project_id = ? ORDER BY name, id", project_id
         )
         return [mapping.store(r) for r in rows]
@@ -304,7 +310,7 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
             )
 
     def memory_hashes(self, store_id: str) -> dict[str, str]:
-        rows = self._all(
+        rows = self.db.rows(
             "SELECT id, content_hash FROM memories WHERE memory_store_id = ?", store_id
         )
         return {r["id"]: r["content_hash"] for r in rows}
@@ -312,7 +318,7 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
     def get_store_memories(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
         out: dict[tuple[str, str], Memory] = {}
         for store_id, memory_id in keys:
-            row = self._one(
+            row = self.db.row(
                 "SELECT * FROM memories WHERE memory_store_id = ? AND id = ?", store_id, memory_id
             )
             if row is not None:
@@ -371,7 +377,7 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
 
     # chunks -----------------------------------------------------------------------------------
     def _any_change(self, project_id: str, chunk_cursor: int, removal_cursor: int) -> bool:
-        row = self._one(ANY_CHUNK_CHANGE, project_id, chunk_cursor, project_id, removal_cursor)
+        row = self.db.row(ANY_CHUNK_CHANGE, project_id, chunk_cursor, project_id, removal_cursor)
         return row is None or bool(row[0])
 
     def chunk_changes(
@@ -413,12 +419,12 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
                 f"SELECT {mapping.CHUNK_TEXT_COLUMNS} FROM chunks "
                 f"WHERE seq IN ({_placeholders(len(batch))}) AND +project_id = ?"
             )
-            for row in self._all(sql, *batch, project_id):
+            for row in self.db.rows(sql, *batch, project_id):
                 out[row["seq"]] = mapping.chunk(row, with_vector=False)
         return out
 
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
-        rows = self._all(STALE_CHUNKS, model_id, model_id, limit)
+        rows = self.db.rows(STALE_CHUNKS, model_id, model_id, limit)
         return [mapping.chunk(r) for r in rows]
 
     def set_vectors(self, vectors: Sequence[NewVector], model_id: str) -> None:
@@ -438,6 +444,6 @@ class SqliteStorage(SqliteIngestJobs, SqliteOverview, Tokens, Audit, Sources):
                 f"AND owner_id IN ({_placeholders(len(batch))}) AND +project_id = ? "
                 "ORDER BY owner_id, ordinal"
             )
-            rows = self._all(sql, source_type, *batch, project_id)
+            rows = self.db.rows(sql, source_type, *batch, project_id)
             out.extend(mapping.chunk(r) for r in rows)
         return out
