@@ -19,10 +19,11 @@ from naturali.settings import Settings
 
 PROJECT = "proj_V1StGXR8Z5jdHi6B"
 DOCUMENT = "doc_V1StGXR8Z5jdHi6B"
-HANDBOOK = Path(documents.__file__).parents[1] / "demo" / "handbook"
+HANDBOOK = Path(documents.__file__).parents[2] / "demo" / "handbook"  # naturali/demo/
 
 
 def main() -> None:
+    assert HANDBOOK.is_dir(), HANDBOOK
     services = build_services(Settings.load({"data_dir": sys.argv[1]}))
     services.bootstrap()
     owner = services.storage.oldest_user()
