@@ -22,6 +22,7 @@ from naturali.ports.reranker import Reranker
 from naturali.ports.state import StateFactory
 from naturali.ports.storage import NewVector, Storage
 from naturali.retrieval.registry import IndexRegistry
+from naturali.retrieval.second_stage import SecondStage
 from naturali.retrieval.vector_leg.vectors import ScanPool
 from naturali.service.corpus.documents import Documents
 from naturali.service.corpus.ingestion import IngestionWorker, Scans
@@ -30,7 +31,7 @@ from naturali.service.corpus.reading import Reader
 from naturali.service.knowledge.indexer import BackgroundIndexer
 from naturali.service.knowledge.overview import Overview
 from naturali.service.knowledge.query_vectors import QueryVectors
-from naturali.service.knowledge.search import Search, SecondStage
+from naturali.service.knowledge.search import Search
 from naturali.service.memory.dates import Dates
 from naturali.service.memory.memories import Memories
 from naturali.service.memory.mutations import Mutations

@@ -25,8 +25,8 @@ from naturali.errors import Conflict
 from naturali.model import User
 from naturali.ports.state import StateStore
 from naturali.ports.storage import Storage
-from naturali.retrieval.eligibility import AvailableRecord, current_of
-from naturali.retrieval.keyword import Filters
+from naturali.retrieval.records.eligibility import AvailableRecord, current_of
+from naturali.retrieval.records.keyword import Filters
 from naturali.service.memory.stores import StoreRegistry, StoreView, require_store
 from naturali.service.platform.auth import Auth
 from naturali.vault.dates import to_us

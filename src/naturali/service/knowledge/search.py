@@ -29,13 +29,12 @@ from naturali.contracts.resources import (
 )
 from naturali.errors import InvalidRequest
 from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, User
-from naturali.ports.reranker import Reranker
 from naturali.ports.storage import Storage
-from naturali.retrieval import fusion
 from naturali.retrieval.hybrid import PRODUCT, Asked, Ranked, Ranking, rank
 from naturali.retrieval.index import ProjectIndex, Selection
 from naturali.retrieval.owners import OwnerAttrs
 from naturali.retrieval.registry import IndexRegistry
+from naturali.retrieval.second_stage import SecondStage
 from naturali.retrieval.vector_leg.vectors import ScanPool
 from naturali.service.knowledge.query_vectors import QueryVectors, Vector
 from naturali.service.memory.memories import Memories
@@ -119,35 +118,6 @@ class _Hits:
 def _new(keys: Iterable[K], known: Mapping[K, object]) -> list[K]:
     """``keys`` not in ``known``, each once, in order."""
     return [key for key in dict.fromkeys(keys) if key not in known]
-
-
-@dataclass
-class SecondStage:
-    """``rerank: true``: the cross-encoder (loaded on first use) and how many of the fused
-    ranking's top candidates it rescores."""
-
-    reranker: Callable[[], Reranker]
-    depth: int
-
-    def reorder(self, query: str, results: list[KnowledgeResult]) -> list[KnowledgeResult]:
-        """The top ``depth`` results reordered by their fused score blended with the
-        reranker's (``fusion.second_stage``; a larger share of it over memories alone), then
-        the rest as they were. The rescored keep the scores of the places they take (the
-        ranking is the contract, the number is not: docs/spec/search-api.md), so scores still
-        fall as results go."""
-        head, tail = results[: self.depth], results[self.depth :]
-        scores = self.reranker().score(query, [r.content or "" for r in head])
-        places = [r.score for r in head]
-        memories_only = all(r.source_type == "memory" for r in head)
-        weight = fusion.MEMORY_RERANK_WEIGHT if memories_only else fusion.RERANK_WEIGHT
-        blended = fusion.second_stage(np.array(places, np.float32), scores, weight)
-        order = sorted(range(len(head)), key=lambda i: (-float(blended[i]), i))
-        reordered = [head[i] for i in order]
-        for result, i, place in zip(reordered, order, places, strict=True):
-            result.score = place
-            if result.explain is not None:
-                result.explain.rerank = float(scores[i])
-        return reordered + tail
 
 
 class Search:

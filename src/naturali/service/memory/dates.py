@@ -16,9 +16,9 @@ from naturali.contracts.records import (
 from naturali.errors import InvalidRequest
 from naturali.model import User
 from naturali.ports.state import ProjectionUnavailable, TemporalRow
-from naturali.retrieval import timeline
-from naturali.retrieval.eligibility import AvailableRecord
-from naturali.retrieval.timeline import DatedHit
+from naturali.retrieval.records import timeline
+from naturali.retrieval.records.eligibility import AvailableRecord
+from naturali.retrieval.records.timeline import DatedHit
 from naturali.service.corpus.reading import Reader, Reading, check_snapshot, coverage, stamped
 from naturali.service.memory import timeline_page
 from naturali.service.memory.entity_sources import (

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from naturali.contracts.records import SourceRef, TimelineRow
-from naturali.retrieval import timeline
-from naturali.retrieval.eligibility import AvailableRecord
-from naturali.retrieval.timeline import DatedHit
+from naturali.retrieval.records import timeline
+from naturali.retrieval.records.eligibility import AvailableRecord
+from naturali.retrieval.records.timeline import DatedHit
 from naturali.service.corpus.reading import Reading
 from naturali.service.memory.stores import StoreView
 from naturali.vault.dates import parse_record_value, record_dates

@@ -26,7 +26,7 @@ from naturali.model import Memory, MemoryStore, ProjectUsage, User, tags_from_st
 from naturali.ports.embedder import Embedder
 from naturali.ports.state import PlannedWrite
 from naturali.ports.storage import EmbeddedChunk, NameTaken, Storage
-from naturali.retrieval.eligibility import AvailableRecord
+from naturali.retrieval.records.eligibility import AvailableRecord
 from naturali.service import validation
 from naturali.service.memory.mutations import MemoryStoreKey, Mutations, Written
 from naturali.service.memory.record_requests import SaveRequest, WithdrawRequest

@@ -20,7 +20,7 @@ from naturali.ids import new_id
 from naturali.model import User, utcnow
 from naturali.ports.state import GuardRow, PlannedWrite
 from naturali.ports.storage import Storage
-from naturali.retrieval.eligibility import AvailableRecord, declared_references
+from naturali.retrieval.records.eligibility import AvailableRecord, declared_references
 from naturali.service import validation
 from naturali.service.memory.record_names import by_name
 from naturali.service.memory.record_requests import CorrectRequest, SaveRequest, WithdrawRequest

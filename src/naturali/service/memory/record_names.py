@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import overload
 
 from naturali.errors import Conflict
-from naturali.retrieval.eligibility import AvailableRecord
+from naturali.retrieval.records.eligibility import AvailableRecord
 from naturali.service.memory.stores import StoreView
 
 

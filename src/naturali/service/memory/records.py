@@ -23,9 +23,9 @@ from naturali.contracts.records import (
 from naturali.errors import NotFound
 from naturali.model import User, utcnow
 from naturali.ports.state import MatchMode, ProjectionRow, ProjectionTable, ProjectionUnavailable
-from naturali.retrieval import citations
-from naturali.retrieval.eligibility import AvailableRecord, current_of
-from naturali.retrieval.keyword import Filters, fields_matched, query_tokens
+from naturali.retrieval.records import citations
+from naturali.retrieval.records.eligibility import AvailableRecord, current_of
+from naturali.retrieval.records.keyword import Filters, fields_matched, query_tokens
 from naturali.service.corpus.reading import (
     Reader,
     Reading,

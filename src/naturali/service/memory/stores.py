@@ -31,7 +31,7 @@ from naturali.ports.state import (
     StateStore,
 )
 from naturali.ports.storage import Storage
-from naturali.retrieval.eligibility import AvailableRecord, Exclusion, Guard, eligible
+from naturali.retrieval.records.eligibility import AvailableRecord, Exclusion, Guard, eligible
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
 from naturali.vault.scan import (

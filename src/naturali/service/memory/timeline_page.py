@@ -19,8 +19,8 @@ from naturali.contracts.records import (
 )
 from naturali.contracts.wire import WireModel
 from naturali.model import utcnow
-from naturali.retrieval import citations, timeline
-from naturali.retrieval.timeline import DatedHit
+from naturali.retrieval.records import citations, timeline
+from naturali.retrieval.records.timeline import DatedHit
 from naturali.service.corpus.reading import coverage
 from naturali.service.memory.stores import StoreView
 from naturali.service.requests import Paged

@@ -22,7 +22,7 @@ from naturali.contracts.records import GitState, Receipt, ReceiptRecord, Revisio
 from naturali.errors import Conflict
 from naturali.model import utcnow
 from naturali.ports.state import GuardRow, JournalEntry, PlannedWrite
-from naturali.retrieval.keyword import Filters
+from naturali.retrieval.records.keyword import Filters
 from naturali.service.memory.stores import OpenStore, StoreView
 from naturali.vault.files import atomic_write, remove_temp_files
 from naturali.vault.git import GitError, VaultGit

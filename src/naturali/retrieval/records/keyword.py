@@ -13,7 +13,7 @@ from typing import Literal
 
 from naturali.errors import InvalidRequest
 from naturali.ports.state import MatchMode
-from naturali.retrieval.eligibility import AvailableRecord
+from naturali.retrieval.records.eligibility import AvailableRecord
 from naturali.text.tokens import words
 from naturali.vault.dates import record_dates
 

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 
 from naturali.contracts.records import SourceSummary, TimelineRow
-from naturali.retrieval import citations
-from naturali.retrieval.eligibility import AvailableRecord
+from naturali.retrieval.records import citations
+from naturali.retrieval.records.eligibility import AvailableRecord
 from naturali.vault.dates import Interval, record_dates
 
 _LINK = re.compile(r"\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]|\]\(([^)\s]+)\)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from naturali.contracts.records import Citation, CompleteHit, Evidence, Snippet, Via
-from naturali.retrieval.eligibility import AvailableRecord
+from naturali.retrieval.records.eligibility import AvailableRecord
 from naturali.text import snippets
 
 MAX_EVIDENCE = 3
