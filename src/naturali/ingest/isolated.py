@@ -39,10 +39,11 @@ _ERRORS: dict[int, type[NaturaliError]] = {
 
 @dataclass(frozen=True)
 class Read:
-    """A file as its worker read it: what it is, and its passages."""
+    """A file as its worker read it: what it is, its title (the one given, else the file's
+    own, else its name), and its passages, finished: each under that title and its headings."""
 
     content_type: str
-    title: str | None
+    title: str
     page_count: int | None
     warnings: list[str]
     drafts: list[ChunkDraft]
@@ -60,6 +61,7 @@ def read(
     token_counter: str,
     max_chunks: int,
     ocr_texts: dict[int, str | None] | None = None,
+    title: str | None = None,
 ) -> Read:
     """The file's passages, cut as ``token_counter`` counts word pieces, with what OCR read
     on its scanned pages (``ocr_texts``, None for a page left unread by the OCR budget;
@@ -70,6 +72,7 @@ def read(
         "counter": token_counter,
         "max_chunks": max_chunks,
         "ocr_texts": ocr_texts,
+        "title": title,
     }
     answer = _answer(request, data, filename)
     drafts = [ChunkDraft(*d) for d in answer["drafts"]]

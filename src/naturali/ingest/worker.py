@@ -15,12 +15,13 @@ import struct
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
+from pathlib import PurePosixPath
 from typing import IO, Any
 
 from naturali.embed.tokenizer import count_pieces, count_words, load_tokenizer
 from naturali.errors import NaturaliError
 from naturali.ingest import limits
-from naturali.ingest.chunk import TooManyChunks, chunk_pages
+from naturali.ingest.chunk import TooManyChunks, chunk_pages, under_title
 from naturali.ingest.extract import extract, ocr_page
 
 FRAME = struct.Struct("!Q")
@@ -54,9 +55,12 @@ def handle(request: dict[str, Any], data: bytes) -> dict[str, Any]:
         given = request.get("ocr_texts")
         ocr_texts = None if given is None else {int(n): t for n, t in given.items()}
         extracted = extract(data, request["filename"], ocr_texts)
+        # The document's title: the one it was given, else the file's own, else its name.
+        title = request.get("title") or extracted.title or PurePosixPath(request["filename"]).stem
         drafts = chunk_pages(
             extracted.pages, _counter(request["counter"]), extracted.layout, request["max_chunks"]
         )
+        drafts = under_title(drafts, title)  # every passage read under its title: finished
     except NaturaliError as exc:
         return {"error": {"status": exc.status, **exc.to_dict()}}
     except TooManyChunks as exc:
@@ -70,7 +74,7 @@ def handle(request: dict[str, Any], data: bytes) -> dict[str, Any]:
         return {"error": {"status": 400, "code": code, "message": message, "param": "file"}}
     return {
         "content_type": extracted.content_type,
-        "title": extracted.title,
+        "title": title,
         "page_count": extracted.page_count,
         "warnings": extracted.warnings,
         "reading": asdict(extracted.reading) if extracted.reading else None,

@@ -20,7 +20,6 @@ from naturali.errors import (
 )
 from naturali.ids import new_id
 from naturali.ingest import isolated
-from naturali.ingest.chunk import under_title
 from naturali.model import (
     Chunk,
     ChunkDraft,
@@ -312,15 +311,16 @@ class Documents:
         # (A version-0 document has no version ready yet: its same bytes are sent again.)
         if current is not None and current.version > 0 and _unchanged(current, fields):
             return current  # idempotent per content hash: same bytes and fields, no new version
+        counter = self._embedder().token_counter
         read = isolated.read(
-            upload.data, filename, self._embedder().token_counter, self._max_chunks
+            upload.data, filename, counter, self._max_chunks, None, fields["title"]
         )
         now = utcnow()
         document = Document(
             id=current.id if current else new_id("doc"),
             project_id=project_id,
             path=path,
-            title=fields["title"] or read.title or PurePosixPath(filename).stem,
+            title=read.title,
             metadata=fields["metadata"],
             tags=fields["tags"],
             version=current.version + 1 if current else 1,
@@ -336,8 +336,7 @@ class Documents:
             updated_at=now,
             reading=read.reading,
         )
-        drafts = under_title(read.drafts, document.title)
-        return _Prepared(document, upload.data, drafts, current is None, read.ocr_pending)
+        return _Prepared(document, upload.data, read.drafts, current is None, read.ocr_pending)
 
     def _commit(
         self, prepared: builtins.list[_Prepared | Document], *, urgent: bool = False

@@ -32,7 +32,6 @@ import numpy as np
 from naturali.errors import NaturaliError
 from naturali.ids import new_id
 from naturali.ingest import isolated
-from naturali.ingest.chunk import under_title
 from naturali.model import IngestJob
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import EmbeddedChunk, Storage, VersionConflict
@@ -66,8 +65,11 @@ class Scans:
     budget: OcrBudget = field(default_factory=lambda: OcrBudget(300, 600))
 
     def read(self, job: IngestJob, texts: dict[int, str | None], counter: str) -> isolated.Read:
-        data = (self.files_dir / job.document.content_hash).read_bytes()
-        return isolated.read(data, job.document.filename, counter, self.max_chunks, texts)
+        document = job.document
+        data = (self.files_dir / document.content_hash).read_bytes()
+        return isolated.read(
+            data, document.filename, counter, self.max_chunks, texts, document.title
+        )
 
     def ocr_page(self, job: IngestJob, number: int) -> str:
         data = (self.files_dir / job.document.content_hash).read_bytes()
@@ -188,8 +190,7 @@ class IngestionWorker:
             return True
         read = self._scans.read(job, held.ocr_texts, self._embedder().token_counter)
         document = replace(job.document, warnings=read.warnings, reading=read.reading)
-        drafts = under_title(read.drafts, document.title)
-        held.job = replace(job, document=document, drafts=drafts, ocr_pages=[])
+        held.job = replace(job, document=document, drafts=read.drafts, ocr_pages=[])
         return True  # its chunks are embedded from its next turn
 
     def _renew_held(self) -> None:
