@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import itertools
 import sys
-from pathlib import Path
 
 import naturali.service.corpus.documents as documents
 from naturali.compose import build_services
 from naturali.model import Member, Project, utcnow
 from naturali.service.corpus.documents import Upload
+from naturali.service.platform.demo import DEMO_DIR
 from naturali.settings import Settings
 
 PROJECT = "proj_V1StGXR8Z5jdHi6B"
 DOCUMENT = "doc_V1StGXR8Z5jdHi6B"
-HANDBOOK = Path(documents.__file__).parents[2] / "demo" / "handbook"  # naturali/demo/
+HANDBOOK = DEMO_DIR / "handbook"
 
 
 def main() -> None:

@@ -93,7 +93,7 @@ class Target:
 
 def check(url: str, allow: Allowlist) -> Target:
     """The URL cleared to fetch, or Refused. ``user@host:path`` (scp-like Git) is ssh."""
-    if url.startswith("-") or any(ord(c) < 0x21 or 0x7F <= ord(c) <= 0x9F for c in url):
+    if option_like(url):
         raise Refused("a URL may not start with '-' or hold spaces or control characters")
     parts = _parts(url)
     if parts[0] == "file":
@@ -102,6 +102,12 @@ def check(url: str, allow: Allowlist) -> Target:
     scheme, host, port = parts
     address = resolve(host, port, allow)
     return Target(url, scheme, host, port, str(address))
+
+
+def option_like(text: str) -> bool:
+    """Whether a program could read ``text`` as an option or as more than one word: it starts
+    with ``-`` or holds a space or a control character (a URL's, a ref's)."""
+    return text.startswith("-") or any(ord(c) < 0x21 or 0x7F <= ord(c) <= 0x9F for c in text)
 
 
 def resolve(host: str, port: int, allow: Allowlist) -> Address:

@@ -79,10 +79,16 @@ class _Bounded(httpcore.NetworkStream):
         return self._stream.get_extra_info(info)
 
     def _left(self, timeout: float | None) -> float:
-        left = self._deadline() - time.monotonic()
-        if left <= 0:
-            raise httpcore.ReadTimeout("the page took longer than its deadline")
-        return left if timeout is None else min(timeout, left)
+        return _within(self._deadline(), timeout, httpcore.ReadTimeout)
+
+
+def _within(deadline: float, timeout: float | None, late: type[Exception]) -> float:
+    """The wait a step may take: its own ``timeout``, cut to what is left of the page's
+    ``deadline``; ``late`` raised once none is left."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise late("the page took longer than its deadline")
+    return left if timeout is None else min(timeout, left)
 
 
 class _Cleared(httpcore.SyncBackend):
@@ -102,10 +108,7 @@ class _Cleared(httpcore.SyncBackend):
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
         address = str(resolve(host, port, self._allow))
-        left = self._deadline() - time.monotonic()
-        if left <= 0:
-            raise httpcore.ConnectTimeout("the page took longer than its deadline")
-        timeout = left if timeout is None else min(timeout, left)
+        timeout = _within(self._deadline(), timeout, httpcore.ConnectTimeout)
         stream = super().connect_tcp(address, port, timeout, local_address, socket_options)
         return _Bounded(stream, self._deadline)
 

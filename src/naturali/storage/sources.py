@@ -66,6 +66,10 @@ class Sources:
         self._write(REQUEST, (at, project_id, source_id))
 
     def claim_source(self, owner: str, lease_seconds: float, now: float) -> Source | None:
+        # Each of a server's sync workers asks at every poll, and mostly nothing is due: a
+        # read says so without taking the catalogue's write lock (SQLite's is the database's).
+        if self.db.row(DUE, now, now, now) is None:
+            return None
         locked = f"{self.db.for_update} {self.db.skip_locked}"
         with self.db.writing() as conn:
             row = conn.execute(DUE + locked, (now, now, now)).fetchone()

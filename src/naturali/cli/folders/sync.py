@@ -182,14 +182,14 @@ def ingest(
         directory,
         project,
         path,
-        False,
-        dry_run,
-        base_url,
-        token,
-        follow_outside,
-        exclude,
-        include_hidden,
-        as_json,
+        delete=False,
+        dry_run=dry_run,
+        base_url=base_url,
+        token=token,
+        follow_outside=follow_outside,
+        exclude=exclude,
+        include_hidden=include_hidden,
+        as_json=as_json,
     )
 
 

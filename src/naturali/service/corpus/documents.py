@@ -313,7 +313,7 @@ class Documents:
             return current  # idempotent per content hash: same bytes and fields, no new version
         counter = self._embedder().token_counter
         read = isolated.read(
-            upload.data, filename, counter, self._max_chunks, None, fields["title"]
+            upload.data, filename, counter, self._max_chunks, title=fields["title"]
         )
         now = utcnow()
         document = Document(

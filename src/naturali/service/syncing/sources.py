@@ -117,7 +117,7 @@ class Sources:
 
     def _cleared(self, url: str | None, ref: str | None) -> None:
         """The URL and ref pass the network rules and can never be read as an option."""
-        if ref is not None and (ref.startswith("-") or _unprintable(ref)):
+        if ref is not None and addresses.option_like(ref):
             raise InvalidRequest(
                 "a ref may not start with '-' or hold spaces or control characters",
                 code="source_refused",
@@ -128,10 +128,6 @@ class Sources:
                 addresses.check(url, self._allow)
         except addresses.Refused as exc:
             raise InvalidRequest(str(exc), code="source_refused", param="url") from exc
-
-
-def _unprintable(text: str) -> bool:
-    return any(ord(c) < 0x21 or 0x7F <= ord(c) <= 0x9F for c in text)
 
 
 def made_by(storage: Storage, source: Source) -> dict[str, tuple[str, str]]:

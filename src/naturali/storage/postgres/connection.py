@@ -86,7 +86,7 @@ def raw(conn: Any) -> psycopg.Connection[dict[str, Any]]:
     return conn.raw
 
 
-@functools.cache
+@functools.lru_cache(maxsize=512)  # shared statements: a few dozen, some by a list's length
 def _marks(sql: str) -> str:
     """A statement written with ``?`` for each parameter, as psycopg takes it (``%s``; a
     literal ``%`` doubled). Shared statements hold no other ``?``."""
