@@ -17,12 +17,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from naturali.api.app import create_app
+from naturali.catalogue import TOOLS
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.ports.embedder import Vectors
 from naturali.service.container import Services
 from naturali.service.memory.stores import OpenStore
-from naturali.service.operations import OPERATIONS
 from naturali.settings import Settings
 from postgres import PostgresServer
 
@@ -165,7 +165,7 @@ def make_api(
 
 _ROUTES = [
     (op.method, re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", op.path) + "$"), op.result)
-    for op in OPERATIONS
+    for op in TOOLS
 ]
 
 

@@ -44,7 +44,9 @@ def test_interfaces_do_not_touch_storage_adapters_or_embedders() -> None:
 
 # What an interface may import beyond the interfaces: the service layer and what it speaks
 # (contracts, errors, model), the composition root and the settings an entrypoint reads.
-INTERFACE_REACH = INTERFACES | {"service", "contracts", "errors", "model", "compose", "settings"}
+INTERFACE_REACH = INTERFACES | {
+    "catalogue", "service", "contracts", "errors", "model", "compose", "settings"
+}  # fmt: skip
 
 
 def _reach_violations(paths: list[Path]) -> list[str]:
@@ -152,6 +154,26 @@ def test_service_and_domain_never_import_interfaces() -> None:
             assert not bad, f"{path}: {bad}"
 
 
+def test_the_catalogue_sits_between_the_interfaces_and_the_service() -> None:
+    """Interfaces → catalogue → service: the service never reads the catalogue, and the
+    catalogue never an interface (its entries are what the interfaces are made from)."""
+    for path in _modules():
+        layer = _layer(path)
+        bad = {m for m in _imports(path) if m.split(".")[1] in INTERFACES}
+        assert layer != "catalogue" or not bad, f"{path}: {bad}"
+        if layer in {"service"} | DOMAIN | {"storage", "embed", "ports"}:
+            assert not {m for m in _imports(path) if m.startswith("naturali.catalogue")}, path
+
+
+def test_routes_are_registered_in_one_module() -> None:
+    """Every route is an entry of the catalogue, registered by api/routes.py alone."""
+    for path in _modules():
+        text = path.read_text()
+        if _layer(path) == "api" and path.name != "routes.py":
+            assert "add_api_route" not in text and "APIRouter" not in text, path
+            assert not re.search(r"@\w+\.(get|post|put|patch|delete)\(\"/v1", text), path
+
+
 def test_domain_does_not_import_the_service_layer() -> None:
     for path in _modules():
         if _layer(path) in DOMAIN | {"storage", "embed", "ports"}:
@@ -222,8 +244,7 @@ def test_service_methods_take_and_return_typed_models() -> None:
             for fn in cls.body:
                 if isinstance(fn, ast.FunctionDef) and not fn.name.startswith("_"):
                     signature = ast.unparse(fn.args) + str(fn.returns and ast.unparse(fn.returns))
-                    if cls.name != "Operation":  # the catalogue's HTTP body is JSON by nature
-                        assert "dict[str, Any]" not in signature, f"{path}: {cls.name}.{fn.name}"
+                    assert "dict[str, Any]" not in signature, f"{path}: {cls.name}.{fn.name}"
 
 
 def test_cited_documents_are_in_the_repository() -> None:

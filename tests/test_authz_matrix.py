@@ -59,13 +59,13 @@ def _no_body(_: World) -> None:
     return None
 
 
-# (method, path) → (role needed, body). "any" is any authenticated user.
+# (method, path) → (role needed, body). "any" is any authenticated user, "admin" an admin token.
 OPERATIONS: dict[tuple[str, str], tuple[str, Body]] = {
     ("get", "/v1/projects"): ("any", _no_body),
     ("post", "/v1/projects"): ("any", lambda w: {"name": "authz"}),
-    ("get", "/v1/tokens"): ("any", _no_body),
-    ("post", "/v1/tokens"): ("any", lambda w: {"name": "authz"}),
-    ("delete", "/v1/tokens/{token_id}"): ("any", _no_body),
+    ("get", "/v1/tokens"): ("admin", _no_body),
+    ("post", "/v1/tokens"): ("admin", lambda w: {"name": "authz"}),
+    ("delete", "/v1/tokens/{token_id}"): ("admin", _no_body),
     ("get", "/v1/projects/{project_id}"): ("read", _no_body),
     ("get", "/v1/projects/{project_id}/usage"): ("read", _no_body),
     ("get", "/v1/projects/{project_id}/audit"): ("owner", _no_body),
@@ -164,13 +164,10 @@ OPERATIONS |= {
 }
 TOO_LOW = {"write": "viewer", "owner": "editor"}
 # The token scope each operation needs: by its role, and for those any user may call, by route.
-SCOPE = {"read": "read", "write": "write", "owner": "admin"}
+SCOPE = {"read": "read", "write": "write", "owner": "admin", "admin": "admin"}
 SCOPE_OF_ANY = {
     ("get", "/v1/projects"): "read",
     ("post", "/v1/projects"): "write",
-    ("get", "/v1/tokens"): "admin",
-    ("post", "/v1/tokens"): "admin",
-    ("delete", "/v1/tokens/{token_id}"): "admin",
 }
 LOWER = {"write": "read-token", "admin": "write-token"}
 

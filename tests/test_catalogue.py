@@ -4,6 +4,7 @@ and an SDK method — each reached here with every parameter of its request mode
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -19,17 +20,16 @@ from mcp.client.stdio import stdio_client
 from typer.testing import CliRunner
 
 from conftest import Api, StoreVault
+from naturali.catalogue import ENTRIES, TOOLS
+from naturali.catalogue.operation import Operation
 from naturali.cli.main import app
 from naturali.cli.model_options import option_name
-from naturali.service.operation import Operation
-from naturali.service.operations import OPERATIONS
-from naturali.service.resources import RESOURCES
 from naturali_client import Client
 from naturali_client._operations import http_call
 from test_authz_matrix import OPERATIONS as AUTHZ
 
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
-BY_NAME = {op.name: op for op in OPERATIONS}
+BY_NAME = {op.name: op for op in TOOLS}
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -208,7 +208,7 @@ def _as_of(run: Callable[..., dict[str, Any]], saved: str) -> None:
 
 
 def _every_parameter(sent: set[tuple[str, str]]) -> None:
-    for op in OPERATIONS:
+    for op in TOOLS:
         assert {p for name, p in sent if name == op.name} == set(op.request.model_fields), op.name
 
 
@@ -225,7 +225,7 @@ def _sdk(api: Api) -> Client:
 
 def test_every_operation_is_a_route_with_its_request_and_result_models(api: Api) -> None:
     schema = api.http.get("/openapi.json").json()
-    for op in OPERATIONS:
+    for op in TOOLS:
         route = schema["paths"][op.path][op.method.lower()]
         result = route["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
         assert result.endswith("/" + op.result.__name__), op.name
@@ -235,14 +235,13 @@ def test_every_operation_is_a_route_with_its_request_and_result_models(api: Api)
         else:
             slots = {p["name"] for p in route["parameters"] if p["in"] == "path"}
             assert slots == set(re.findall(r"\{(\w+)\}", op.path)), op.name
-    for resource in RESOURCES:
-        assert resource.method.lower() in schema["paths"][resource.path], resource.name
+    for entry in ENTRIES:
+        assert entry.method.lower() in schema["paths"][entry.path], entry.name
 
 
 def test_the_catalogue_says_who_may_call_each_operation() -> None:
     roles = {(m, p): role for (m, p), (role, _) in AUTHZ.items()}
-    declared = {(op.method.lower(), op.path): op.role for op in OPERATIONS}
-    declared |= {(r.method.lower(), r.path): r.role for r in RESOURCES}
+    declared = {(op.method.lower(), op.path): op.role for op in ENTRIES}
     assert declared == roles  # every route is declared, with the role the matrix enforces
 
 
@@ -264,9 +263,9 @@ def test_every_operation_with_every_parameter_over_http(world: StoreVault) -> No
 
 def test_every_operation_is_in_the_sdk_and_takes_every_parameter(world: StoreVault) -> None:
     client = _sdk(world.api)
-    for resource in RESOURCES:
-        group, method = resource.sdk.split(".")
-        assert callable(getattr(getattr(client, group), method)), resource.sdk
+    for entry in ENTRIES:
+        group, method = entry.sdk.split(".")
+        assert callable(getattr(getattr(client, group), method)), entry.sdk
     slots = {"id": "record_id", "requestId": "request_id"}
 
     def call(name: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -313,7 +312,7 @@ def test_every_operation_with_every_parameter_over_mcp_stdio(world: StoreVault) 
     database = world.api.naturali.settings.database_url
     sent, tools = anyio.run(_over_stdio, data_dir, world.project, world.store, database)
     _every_parameter(sent)
-    for op in OPERATIONS:
+    for op in TOOLS:
         schema = tools[op.name].input_schema
         assert set(schema["properties"]) == set(op.request.model_fields), op.name
         required = {n for n, f in op.request.model_fields.items() if f.is_required()}
@@ -454,3 +453,29 @@ def test_a_new_search_field_reaches_the_cli_and_the_sdk_with_no_edit_of_theirs(
     monkeypatch.setattr(generator, "SearchRequest", planted)
     assert "path_exclude" in inspect.signature(cli._command()).parameters
     assert "        path_exclude: list[str] | None = None,\n" in generator.source()
+
+
+def test_every_sdk_method_takes_its_entrys_path_and_fields() -> None:
+    """The SDK's hand-written methods (the CRUD beside the generated tools) take what their
+    route does: each slot of its path and each field of its request, by name. A method that
+    reads every page itself leaves out the page's cursor and size."""
+    client = Client("http://sdk.invalid", "nk_unused")
+    paging = {"cursor", "limit"}
+    for entry in ENTRIES:
+        group, name = entry.sdk.split(".")
+        method = getattr(getattr(client, group), name)
+        parameters = inspect.signature(method).parameters.values()
+        taken = {p.name for p in parameters}
+        wanted = set(re.findall(r"\{(\w+)\}", entry.path))
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+            wanted |= set(entry.request.model_fields)  # else the tools' generated **params
+        if entry.path_field is not None:  # the tools' path fields, as the SDK names them
+            wanted = {_SDK_SLOT.get(n, n) for n in wanted - {entry.path_field}}
+            wanted.add(_SDK_SLOT.get(entry.path_field, entry.path_field))
+        if entry.upload:  # a file, or text as ``content``
+            taken |= {"content"} if "file" in taken else set()
+        missing = wanted - taken - (paging if "cursor" not in taken else set())
+        assert not missing, (entry.sdk, sorted(missing))
+
+
+_SDK_SLOT = {"id": "record_id", "requestId": "request_id"}

@@ -34,10 +34,9 @@ KILLER = textwrap.dedent(
     documents.INLINE_CHUNKS = 10**6  # embedded in the request (a job's write is the same one)
     original = sqlite_writes.insert_chunks
 
-    def dying(conn, project_id, source_type, owner_id, version, chunks, model_id):
+    def dying(conn, owner, chunks, model_id):
         # Old chunks are already deleted and half the new ones written, inside the transaction.
-        original(conn, project_id, source_type, owner_id, version, chunks[: len(chunks) // 2],
-                 model_id)
+        original(conn, owner, chunks[: len(chunks) // 2], model_id)
         os.kill(os.getpid(), signal.SIGKILL)
 
     sqlite_writes.insert_chunks = dying
@@ -45,9 +44,8 @@ KILLER = textwrap.dedent(
         import naturali.storage.postgres.writes as postgres
         postgres_insert = postgres.insert_chunks
 
-        def dying_postgres(conn, project_id, source_type, owner_id, version, chunks, model_id):
-            postgres_insert(conn, project_id, source_type, owner_id, version,
-                            chunks[: len(chunks) // 2], model_id)
+        def dying_postgres(conn, owner, chunks, model_id):
+            postgres_insert(conn, owner, chunks[: len(chunks) // 2], model_id)
             os.kill(os.getpid(), signal.SIGKILL)
 
         postgres.insert_chunks = dying_postgres

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from naturali.api.generate.openapi import document
+from naturali.catalogue import TOOLS
 from naturali.contracts.glossary import limits
 from naturali.mcp.server import build
-from naturali.service.operations import OPERATIONS
 from naturali.service.requests import SearchRequest
 from naturali_client import _records
 from naturali_client._search import SearchKnowledge
@@ -79,7 +79,7 @@ def test_every_mcp_tool_parameter_is_described_with_its_limits() -> None:
             raise AssertionError
 
     tools = asyncio.run(build(Unused()).list_tools())
-    assert {t.name for t in tools} >= {o.name for o in OPERATIONS}
+    assert {t.name for t in tools} >= {o.name for o in TOOLS}
     for tool in tools:
         for name, prop in tool.input_schema.get("properties", {}).items():
             assert prop.get("description"), (tool.name, name)
@@ -99,7 +99,7 @@ def test_the_python_sdk_documents_every_parameter() -> None:
     search_doc = inspect.getdoc(SearchKnowledge.search_knowledge) or ""
     for name, info in SearchRequest.model_fields.items():
         assert f"{name}: {(info.description or '')[:40]}" in " ".join(search_doc.split())
-    for operation in OPERATIONS:
+    for operation in TOOLS:
         group, method = operation.sdk.split(".")
         if group != "records":
             continue
@@ -113,7 +113,7 @@ def test_the_cli_and_the_python_sdk_say_each_fields_limits_default_and_example()
     """The help that is not a schema says what the schema says: a field's bounds, its
     default and an example, after its description."""
     commands, said_somewhere = _commands(), 0
-    for operation in OPERATIONS:
+    for operation in TOOLS:
         path = "search-knowledge" if operation.cli == "search" else f"knowledge {operation.cli}"
         helps = {p.name: getattr(p, "help", "") for p in commands[path].params}
         group, method = operation.sdk.split(".")

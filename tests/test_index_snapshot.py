@@ -19,7 +19,7 @@ from conftest import Api, make_api
 from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.retrieval import registry, snapshot
+from naturali.retrieval.indexes import registry, snapshot
 from naturali.settings import Settings
 
 DOCS = {
@@ -151,11 +151,11 @@ def test_a_restarted_server_restores_its_saved_indexes_before_any_search(
     shutil.copytree(saved / project_id, saved / "proj_not_in_this_store")  # another store's
     with _server(tmp_path, embedder, backend, token) as api:
         assert api.naturali.restore_indexes() == [project_id]
-        assert list(api.naturali.indexes.loaded()) == [project_id]
+        assert list(api.naturali.indexes.cache.loaded()) == [project_id]
         cursors = _sync_cursors(api)
         answers = _answers(api, project_id)
         assert api.naturali.restore_indexes() == []  # loaded already: nothing to do
-        assert unsaved not in api.naturali.indexes.loaded()
+        assert unsaved not in api.naturali.indexes.cache.loaded()
     assert len(set(cursors)) == 1  # every search found the index up to date
     assert not any(path == "/refunds.md" for answer in answers for path, _ in answer)
     assert any(path == "/pets.md" for answer in answers for path, _ in answer)
@@ -226,7 +226,7 @@ def test_an_evicted_index_is_saved_and_comes_back_from_its_snapshot_alone(
             api.doc(second, "/b.md", "Invoices are sent monthly.")
             api.search(second, query="invoices")  # the first is dropped, and saved
             _join_saves(naturali)
-            assert first not in naturali.indexes.loaded()
+            assert first not in naturali.indexes.cache.loaded()
             added: list[int] = []
             original = naturali.storage.chunk_changes
 
@@ -244,8 +244,7 @@ def test_an_evicted_index_is_saved_and_comes_back_from_its_snapshot_alone(
 
 
 def _join_saves(naturali: Any) -> None:
-    for thread in list(naturali.indexes._saving.values()):
-        thread.join()
+    assert naturali.indexes.jobs.idle(timeout=60)
 
 
 def _filters(ids: list[str], stores: list[str]) -> list[dict[str, Any]]:

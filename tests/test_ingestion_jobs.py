@@ -99,7 +99,7 @@ def test_a_finished_job_leaves_its_projects_index_saved_before_any_search(
             break
         time.sleep(0.1)
     assert json.loads(meta.read_text())["n"] == ready["chunk_count"]
-    assert project not in api.naturali.indexes.loaded()  # saved, not loaded
+    assert project not in api.naturali.indexes.cache.loaded()  # saved, not loaded
 
 
 def test_a_new_version_is_searched_only_once_it_is_whole(api: Api) -> None:

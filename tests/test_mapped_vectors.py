@@ -15,7 +15,7 @@ from conftest import Api, open_files, validate_result
 from naturali.api.app import create_app
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
-from naturali.retrieval import snapshot
+from naturali.retrieval.indexes import snapshot
 from naturali.retrieval.vector_leg.vectors import Vectors
 from naturali.settings import Settings
 
@@ -122,8 +122,7 @@ def test_a_saved_index_reads_its_float32_rows_from_the_snapshot(
         api.doc(project_id, path, text)
     before = _answers(api, project_id)  # a sync of every chunk: worth a snapshot
     registry = api.naturali.indexes
-    for thread in list(registry._saving.values()):
-        thread.join()
+    assert registry.jobs.idle(timeout=60)
     with registry.synced(project_id) as index:
         n = index.n
         assert index.vectors.mapped_bytes == n * index.dimension * 4
@@ -144,8 +143,7 @@ def test_a_small_snapshot_is_read_and_held_not_mapped(saving_api: Api) -> None:
     before = _answers(api, project_id)
     registry = api.naturali.indexes
     registry.close()  # the snapshot written
-    with registry._guard:
-        registry._indexes.clear()  # as evicted: the next search loads it from the snapshot
+    registry.cache.clear()  # as evicted: the next search loads it from the snapshot
     assert _answers(api, project_id) == before
     with registry.synced(project_id) as index:
         assert index.mapped_bytes() == 0

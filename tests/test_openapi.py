@@ -5,7 +5,7 @@ from __future__ import annotations
 from openapi_spec_validator import validate
 
 from conftest import Api
-from naturali.service.operations import OPERATIONS
+from naturali.catalogue import TOOLS
 from naturali.service.requests import SearchRequest
 
 
@@ -56,7 +56,7 @@ def test_records_requests_carry_their_models_fields_and_limits(api: Api) -> None
     """Each records operation's route and result model: tests/test_catalogue.py. Here: the
     request schemas are the models' fields by their wire names, with the models' limits."""
     schemas = api.http.get("/openapi.json").json()["components"]["schemas"]
-    for op in OPERATIONS:
+    for op in TOOLS:
         if op.method == "POST":
             wire = {f.alias or name for name, f in op.request.model_fields.items()}
             assert set(schemas[op.request.__name__]["properties"]) == wire, op.name

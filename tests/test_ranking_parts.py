@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from naturali.model import Chunk, SourceType
-from naturali.retrieval.gate import Gate
 from naturali.retrieval.hybrid import Asked, Ranking, rank
 from naturali.retrieval.index import ProjectIndex, Selection
+from naturali.retrieval.indexes.gate import Gate
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.owners import OwnerAttrs, owner_key
 from naturali.retrieval.vector_leg import int8_scan

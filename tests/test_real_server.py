@@ -697,3 +697,24 @@ def test_cli_says_what_placed_a_reranked_hit(server: Server) -> None:
     assert done.returncode == 0, done.stderr
     whys = [line for line in done.stdout.splitlines() if line.strip().startswith("why:")]
     assert len(whys) == 3 and all("rerank " in why and "(orders these)" in why for why in whys)
+
+
+def test_sdk_replaces_a_document_from_a_file_or_text_with_its_fields(
+    server: Server, tmp_path: Path
+) -> None:
+    with naturali.Client(base_url=server.base_url, token=server.token) as client:
+        project = client.projects.create(name="replace-sdk").id
+        made = client.documents.create_text(project_id=project, path="/a.md", content="One.")
+        text = client.documents.replace(
+            project_id=project, document_id=made.id, content="Two.", title="Second", tags={"k": "v"}
+        )
+        assert (text.version, text.title, text.tags) == (2, "Second", {"k": "v"})
+        file = tmp_path / "third.md"
+        file.write_text("Three.")
+        moved = client.documents.replace(
+            project_id=project, document_id=made.id, file=file, path="/b.md", metadata={"n": 3}
+        )
+        assert (moved.version, moved.path, moved.metadata) == (3, "/b.md", {"n": 3})
+        assert moved.title == "Second"  # omitted: kept
+        with pytest.raises(ValueError):
+            client.documents.replace(project_id=project, document_id=made.id)

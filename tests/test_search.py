@@ -319,11 +319,11 @@ def test_the_index_memory_budget_drops_the_least_recently_searched(tight: Api) -
     tight.doc(first, "/a.md", "Refunds are processed within five business days.")
     tight.doc(second, "/b.md", "Escalations go to the on-call engineer.")
     before = _results(tight, first, query="refunds")
-    assert list(tight.naturali.indexes.loaded()) == [first]
+    assert list(tight.naturali.indexes.cache.loaded()) == [first]
     _results(tight, second, query="escalations")
-    assert list(tight.naturali.indexes.loaded()) == [second]  # the first one was dropped
+    assert list(tight.naturali.indexes.cache.loaded()) == [second]  # the first one was dropped
     assert _results(tight, first, query="refunds") == before  # and reloads on demand
-    assert list(tight.naturali.indexes.loaded()) == [first]
+    assert list(tight.naturali.indexes.cache.loaded()) == [first]
 
 
 def test_explain_shows_each_legs_rank_and_score_only_when_asked(api: Api) -> None:

@@ -81,9 +81,17 @@ class Projects(Resource):
         """The project's ingestion jobs queued, running or failed, every page, oldest first."""
         return self._every_page(f"/v1/projects/{project_id}/ingest_jobs", {})
 
-    def audit(self, *, project_id: str, **filters: Any) -> builtins.list[dict[str, Any]]:
-        """The project's audit trail, every page (owners); ``since``, ``until``,
-        ``operation`` filter it."""
+    def audit(
+        self,
+        *,
+        project_id: str,
+        since: str | None = None,
+        until: str | None = None,
+        operation: str | None = None,
+    ) -> builtins.list[dict[str, Any]]:
+        """The project's audit trail, every page (owners): writes from ``since``, before
+        ``until``, of one ``operation`` ("POST /v1/projects/{project_id}/documents")."""
+        filters = {"since": since, "until": until, "operation": operation}
         return self._every_page(f"/v1/projects/{project_id}/audit", _clean(filters))
 
     def list_members(self, *, project_id: str) -> builtins.list[dict[str, Any]]:
@@ -129,34 +137,45 @@ class Documents(Resource):
         metadata: dict[str, Any] | None = None,
         tags: dict[str, str] | None = None,
     ) -> Document:
-        source = Path(file)
-        form = _clean(
-            {
-                "path": path,
-                "title": title,
-                "metadata": json.dumps(metadata) if metadata is not None else None,
-                "tags": json.dumps(tags) if tags is not None else None,
-            }
-        )
-        with source.open("rb") as fh:
-            data = self._call(
-                "POST",
-                f"/v1/projects/{project_id}/documents",
-                data=form,
-                files={"file": (source.name, fh)},
-            )
-        return Document.model_validate(data)
+        fields = {"path": path, "title": title, "metadata": metadata, "tags": tags}
+        url = f"/v1/projects/{project_id}/documents"
+        return Document.model_validate(self._send("POST", url, file, None, fields))
 
-    def replace(self, *, project_id: str, document_id: str, file: str | Path) -> Document:
-        """A new version of a document from a file (no new version if unchanged)."""
+    def replace(
+        self,
+        *,
+        project_id: str,
+        document_id: str,
+        file: str | Path | None = None,
+        content: str | None = None,
+        path: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> Document:
+        """A new version of a document from a file or text (none if unchanged); omitted
+        fields keep their values."""
+        fields = {"path": path, "title": title, "metadata": metadata, "tags": tags}
+        url = f"/v1/projects/{project_id}/documents/{document_id}"
+        return Document.model_validate(self._send("PUT", url, file, content, fields))
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        file: str | Path | None,
+        content: str | None,
+        fields: dict[str, Any],
+    ) -> Any:
+        """A file with its fields as a form (objects as JSON text), or text as JSON."""
+        if (file is None) == (content is None):
+            raise ValueError("pass a file or content")
+        if file is None:
+            return self._call(method, url, json=_clean({**fields, "content": content}))
+        form = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in fields.items()}
         source = Path(file)
         with source.open("rb") as fh:
-            data = self._call(
-                "PUT",
-                f"/v1/projects/{project_id}/documents/{document_id}",
-                files={"file": (source.name, fh)},
-            )
-        return Document.model_validate(data)
+            return self._call(method, url, data=_clean(form), files={"file": (source.name, fh)})
 
     def get(self, *, project_id: str, document_id: str) -> Document:
         return Document.model_validate(

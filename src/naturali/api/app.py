@@ -17,12 +17,11 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.requests import Request
 
 from naturali import __version__
-from naturali.api import errors, operation_routes
+from naturali.api import errors, routes
 from naturali.api.access_log import AccessLog
 from naturali.api.audit_trail import AuditTrailMiddleware
 from naturali.api.guard import RequestGuard
 from naturali.api.metrics import Metrics
-from naturali.api.routes import documents, memories, overview, projects, sources, tokens
 from naturali.api.security_headers import SecurityHeaders
 from naturali.api.unexpected import AnswerUnexpected
 from naturali.contracts import glossary
@@ -55,10 +54,7 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
     )
     app.state.naturali = naturali
     errors.install(app)
-    # overview before documents: its /documents/folders is not a document id.
-    for module in (overview, projects, tokens, documents, memories, sources):
-        app.include_router(module.router)
-    operation_routes.register(app)  # the knowledge operations, from their catalogue
+    routes.register(app)  # every route, from the catalogue
 
     # Added last is outermost: the log sees every answer, the guard's refusals included, and
     # an unexpected exception is answered outside all of them.

@@ -13,18 +13,14 @@ from anyio import to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from naturali.api.guard import USER_KEY
+from naturali.catalogue import ENTRIES
 from naturali.model import AuditEntry, User, utcnow
 from naturali.service.container import Services
-from naturali.service.operations import OPERATIONS
-from naturali.service.resources import RESOURCES
 
 REQUEST_ID = "request_id"
-_WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
-WRITES = {(op.method, op.path) for op in OPERATIONS if op.role == "write"} | {
-    (r.method, r.path)
-    for r in RESOURCES
-    if r.method in _WRITE_METHODS and (r.role in ("write", "owner") or r.role == "any")
-}
+# A write is an entry that is not a GET and changes something: not a search or a read sent
+# as a POST (a "read" role), every write, an owner's and a token's.
+WRITES = {(op.method, op.path) for op in ENTRIES if op.method != "GET" and op.role != "read"}
 _MAX_BODY = 64 * 1024  # a write's answer is small; read only to find the id it created
 
 log = logging.getLogger("naturali.audit")

@@ -87,7 +87,7 @@ class _Held(Collector):
             "Passage batches waiting for the embedder's threads.",
             value=naturali.embedder().queued() if naturali.embedder_loaded else 0,
         )
-        loaded = naturali.indexes.loaded()
+        loaded = naturali.indexes.cache.loaded()
         yield GaugeMetricFamily(
             "naturali_index_memory_bytes",
             "Bytes the in-memory search indexes hold.",
@@ -100,15 +100,15 @@ class _Held(Collector):
         yield GaugeMetricFamily(
             "naturali_index_memory_budget_bytes",
             "index_memory_bytes: past it, the least recently searched indexes are dropped.",
-            value=indexes.budget,
+            value=indexes.cache.budget,
         )
         yield CounterMetricFamily(
             "naturali_index_evictions",
             "Indexes the memory budget dropped (each reloaded on its next search).",
-            value=indexes.evictions,
+            value=indexes.cache.evictions,
         )
         yield CounterMetricFamily(
             "naturali_index_evicted_bytes",
             "Bytes of the indexes the memory budget dropped.",
-            value=indexes.evicted_bytes,
+            value=indexes.cache.evicted_bytes,
         )

@@ -10,11 +10,11 @@ from typing import Annotated, Any
 
 import typer
 
+from naturali.catalogue import TOOLS
+from naturali.catalogue.operation import Operation
 from naturali.cli import views
 from naturali.cli.common import BaseUrl, Token, client, errors
 from naturali.cli.model_options import field_parameters, keyword, request_from, with_parameters
-from naturali.service.operation import Operation
-from naturali.service.operations import OPERATIONS
 from naturali_client._operations import http_call
 
 app = typer.Typer(
@@ -64,6 +64,6 @@ def _command(operation: Operation) -> Callable[..., None]:
     return with_parameters(command, _parameters(operation), f"{operation.doc} ({operation.name})")
 
 
-for _operation in OPERATIONS:
+for _operation in TOOLS:
     if _operation.cli != "search":  # the project's search is ``naturali search-knowledge``
         app.command(_operation.cli)(_command(_operation))

@@ -28,9 +28,9 @@ def mcp(
     """Serve the records tools of one store to an agent. Works on the data dir, or through a
     server with --base-url (and NATURALI_TOKEN)."""
     # Imported here: the other commands should not pay for loading the MCP SDK.
+    from naturali.catalogue.operation import Target
     from naturali.mcp.backend import Backend, LocalBackend, RemoteBackend
     from naturali.mcp.server import build
-    from naturali.service.operation import Target
 
     level = log_level.upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):

@@ -91,13 +91,16 @@ def _local(
     project_id: str, request: SearchRequest, data_dir: Path | None, token: str | None
 ) -> KnowledgeSearchResponse:
     # Imported here: the client path should not pay for loading the SDK's response models.
+    from naturali.catalogue import BY_NAME
+    from naturali.catalogue.operation import Target
     from naturali_client import KnowledgeSearchResponse
 
     naturali = local_service(data_dir)
     user = naturali.auth.acting_user(project_id, token or naturali.settings.token)
-    results = naturali.search.search(user, project_id, request)
-    wire = [r.model_dump(mode="json", exclude_unset=True) for r in results]
-    return KnowledgeSearchResponse.model_validate({"results": wire})
+    answer = BY_NAME["knowledge_search"].invoke(naturali, user, Target(project_id), request)
+    return KnowledgeSearchResponse.model_validate(
+        answer.model_dump(mode="json", exclude_unset=True)
+    )
 
 
 def _reasons(why: Explanation) -> str:

@@ -8,10 +8,10 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from naturali.catalogue.operation import Operation, Target
 from naturali.errors import NaturaliError
 from naturali.model import User
 from naturali.service.container import Services
-from naturali.service.operation import Operation, Target
 from naturali_client import Client, NaturaliAPIError, NaturaliConnectionError
 from naturali_client._operations import http_call
 
@@ -39,7 +39,7 @@ class LocalBackend:
     ) -> dict[str, Any]:
         target = Target(self._target.project_id, store_id or self._target.store_id)
         try:
-            result = operation.run(self._services, self._user, target, request)
+            result: BaseModel = operation.invoke(self._services, self._user, target, request)
         except NaturaliError as exc:
             raise BackendError(explain(exc, operation)) from exc
         return result.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -13,12 +13,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
+from naturali.catalogue import BY_NAME, TOOLS
+from naturali.catalogue.operation import Operation
 from naturali.contracts.records import CompleteHit, list_row
 from naturali.mcp.backend import Backend, BackendError, explain
 from naturali.service.invalid_input import invalid_request
 from naturali.service.memory.record_requests import RecordAt
-from naturali.service.operation import Operation
-from naturali.service.operations import BY_NAME, OPERATIONS
 
 INSTRUCTIONS = (
     "A project's documents and one memory store's knowledge records. Ask knowledge_search "
@@ -126,7 +126,7 @@ class _Server(MCPServer):
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
-            operation = next((o for o in OPERATIONS if o.name == name), None)
+            operation = next((o for o in TOOLS if o.name == name), None)
             if not isinstance(cause, ValidationError) or operation is None:
                 raise
             message = explain(invalid_request(cause.errors()), operation)
@@ -141,7 +141,7 @@ def build(backend: Backend, name: str = "naturali", log_level: LogLevel = "WARNI
     level is the whole process's, and at INFO every HTTP call to a server is a line on
     stderr."""
     server: MCPServer = _Server(name, instructions=INSTRUCTIONS, log_level=log_level)
-    for operation in OPERATIONS:
+    for operation in TOOLS:
         server.add_tool(_tool(operation, backend), name=operation.name, description=operation.doc)
     return server
 

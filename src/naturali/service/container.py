@@ -21,7 +21,7 @@ from naturali.ports.embedder import Embedder
 from naturali.ports.reranker import Reranker
 from naturali.ports.state import StateFactory
 from naturali.ports.storage import NewVector, Storage
-from naturali.retrieval.registry import IndexRegistry
+from naturali.retrieval.indexes.registry import IndexRegistry
 from naturali.retrieval.second_stage import SecondStage
 from naturali.retrieval.vector_leg.vectors import ScanPool
 from naturali.service.corpus.documents import Documents
@@ -40,6 +40,7 @@ from naturali.service.memory.stores import StoreRegistry
 from naturali.service.memory.write_engine import WriteEngine
 from naturali.service.platform.audit import AuditTrail
 from naturali.service.platform.auth import Auth
+from naturali.service.platform.background import Background
 from naturali.service.platform.disk import DiskSpace
 from naturali.service.platform.projects import Projects, Users
 from naturali.service.platform.quotas import QuotaLimits, Quotas
@@ -191,6 +192,9 @@ class Services:
             settings.index_snapshot_rows,
             settings.database_vector_rows,
         )
+        # The index registry's saves, preparations and builds, on a thread of their own.
+        self.index_work = Background("naturali-index", self.indexes.jobs.step, 60.0)
+        self.indexes.jobs.wake = self.index_work.wake
         return Search(
             self.storage,
             self.auth,
@@ -313,6 +317,7 @@ class Services:
         self.ingestion.close()
         self.source_worker.close()
         self.concurrency.shutdown()
+        self.index_work.close()  # the job in progress ends; close does the rest here
         self.indexes.close()
         self.stores.close()
         self.storage.close()

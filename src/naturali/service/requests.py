@@ -255,3 +255,46 @@ class PassagesRequest(Strict):
 
 class StoresRequest(Strict):
     """knowledge_stores: the project's memory stores."""
+
+
+Cursor = Annotated[str, StringConstraints(max_length=1024)] | None
+_CURSOR = "next_cursor of the previous page"
+
+
+class AuditQuery(Strict):
+    """The audit trail's filters and page."""
+
+    since: Annotated[str, StringConstraints(max_length=64)] | None = Field(
+        None, description="From this instant (ISO 8601)"
+    )
+    until: Annotated[str, StringConstraints(max_length=64)] | None = Field(
+        None, description="Before this instant (ISO 8601)"
+    )
+    operation: Annotated[str, StringConstraints(max_length=256)] | None = Field(
+        None, description="One operation: POST /v1/projects/{project_id}/documents"
+    )
+    cursor: Cursor = Field(None, description=_CURSOR)
+    limit: int = Field(50, ge=1, le=100)
+
+
+class FoldersQuery(Strict):
+    """A level of the project's folder tree, a page at a time."""
+
+    prefix: Annotated[str, StringConstraints(max_length=1024)] = Field(
+        "/", description="A folder, ending with '/'"
+    )
+    cursor: Cursor = Field(None, description=_CURSOR)
+    limit: int = Field(100, ge=1, le=100)
+
+
+class JobsQuery(Strict):
+    """The project's ingestion jobs, a page at a time."""
+
+    cursor: Cursor = Field(None, description=_CURSOR)
+    limit: int = Field(20, ge=1, le=100)
+
+
+class SourceDeleteQuery(Strict):
+    keep_documents: bool = Field(
+        False, description="Keep the documents it made (default: delete them)."
+    )

@@ -33,9 +33,9 @@ class IngestJobs:
         @property
         def db(self) -> SqlDatabase: ...
 
+        @staticmethod
         def write_version(
-            self,
-            conn: Writer,
+            writer: Writer,
             d: Document,
             chunks: Sequence[EmbeddedChunk],
             model_id: str,
@@ -62,7 +62,7 @@ class IngestJobs:
         free = (
             "SELECT * FROM ingest_jobs WHERE (state = 'queued' OR (state = 'running' AND "
             f"lease_until < ?)){others} ORDER BY created_at LIMIT 1 "
-            f"{self.db.for_update} {self.db.skip_locked}"
+            f"{self.db.dialect.for_update} {self.db.dialect.skip_locked}"
         )
         with self.db.writing() as conn:
             row = conn.execute(free, (now, *exclude_projects)).fetchone()

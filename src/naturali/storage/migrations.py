@@ -50,3 +50,44 @@ TOKENS_PAGES_AND_SOURCES = (
     CREATE INDEX sources_project ON sources (project_id);
     """,
 )
+
+
+def ingest_jobs(real: str, document_key: str) -> str:
+    """Durable ingestion jobs (ports/storage.py IngestJobStorage); ``real``: the engine's
+    floating-point type, ``document_key``: the columns a document's jobs are found by."""
+    return f"""
+    CREATE TABLE ingest_jobs (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'failed')),
+        payload TEXT NOT NULL,
+        chunks_total INTEGER NOT NULL,
+        chunks_done INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        owner TEXT,
+        lease_until {real},
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX ingest_jobs_document ON ingest_jobs ({document_key});
+    CREATE INDEX ingest_jobs_waiting ON ingest_jobs (state, created_at);
+    """
+
+
+def audit(serial: str) -> str:
+    """The audit trail of writes (api/audit_trail.py), append-only; ``serial``: the engine's
+    auto-incrementing primary key."""
+    return f"""
+    CREATE TABLE audit (
+        seq {serial},
+        project_id TEXT,
+        at TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        token_name TEXT,
+        request_id TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        ids TEXT NOT NULL,
+        status INTEGER NOT NULL
+    );
+    CREATE INDEX audit_project ON audit (project_id, seq);
+    """

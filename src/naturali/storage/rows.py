@@ -4,9 +4,11 @@ by column name: ``sqlite3.Row`` or a psycopg dict row)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from naturali.ids import new_id
 from naturali.model import (
     AuditEntry,
     Chunk,
@@ -26,7 +28,8 @@ from naturali.model import (
     User,
     utcnow,
 )
-from naturali.ports.state import PlannedWrite
+from naturali.ports.state import JournalEntry, PlannedWrite, SessionRow
+from naturali.ports.storage import EmbeddedChunk
 
 
 class Row(Protocol):
@@ -69,6 +72,55 @@ def document_fields(d: Document) -> tuple[str, str, str, str]:
     """The columns a document's version writes, as they are stored (``document`` reads them
     back): path, title, metadata and tags, the last two as JSON."""
     return d.path, d.title, json.dumps(d.metadata), json.dumps(d.tags)
+
+
+VERSION_COLUMNS = (
+    "document_id, version, file_id, filename, size, content_type, content_hash, chunk_count, "
+    "page_count, warnings, created_at, reading"
+)
+
+
+def version_row(d: Document) -> tuple[Any, ...]:
+    """A document's new version as ``VERSION_COLUMNS`` store it."""
+    reading = json.dumps(d.reading) if d.reading is not None else None
+    return (
+        *(d.id, d.version, d.file_id, d.filename, d.size, d.content_type, d.content_hash),
+        *(d.chunk_count, d.page_count, json.dumps(d.warnings), d.updated_at, reading),
+    )
+
+
+CHUNK_COLUMNS = (
+    "id, project_id, source_type, owner_id, version, ordinal, page, start_offset, end_offset, "
+    "text, vector, model, context"
+)
+
+
+@dataclass(frozen=True)
+class ChunkOwner:
+    """Whose chunks: a document's version or a memory's revision, in a project."""
+
+    project_id: str
+    source_type: SourceType
+    owner_id: str
+    version: int
+
+
+def chunk_rows(
+    owner: ChunkOwner,
+    chunks: Sequence[EmbeddedChunk],
+    model_id: str,
+    vector: Callable[[bytes], Any],
+) -> list[tuple[Any, ...]]:
+    """New chunks as ``CHUNK_COLUMNS`` store them, each vector as its backend takes it."""
+    o = owner
+    return [
+        (
+            *(new_id("chunk"), o.project_id, str(o.source_type), o.owner_id, o.version),
+            *(c.draft.ordinal, c.draft.page, c.draft.start, c.draft.end, c.draft.text),
+            *(vector(c.vector), model_id, c.draft.context),
+        )
+        for c in chunks
+    ]
 
 
 # Every chunk column but the vector: what a chunk is read for outside the index (its text and
@@ -360,4 +412,35 @@ def source(row: Row) -> Source:
         cursor=row["cursor"],
         next_run_at=row["next_run_at"],
         requested_at=row["requested_at"],
+    )
+
+
+def history_row(w: PlannedWrite, request_id: str, operation: str, at: str) -> tuple[Any, ...]:
+    """A record's revision as a store's history keeps it (after the store's key, if any)."""
+    return (w.record_id, w.revision, request_id, operation, w.lifecycle, w.path, w.sha256, at)
+
+
+def session_row(session: SessionRow, last_active_at: str, writes: int) -> tuple[Any, ...]:
+    """A writing session of a store as its activity keeps it (after the store's key)."""
+    s = session
+    return (s.session_id, s.pid, s.host, s.started_at, last_active_at, writes)
+
+
+def mutation_row(entry: JournalEntry, plan: str) -> tuple[Any, ...]:
+    """A journaled mutation's identity, plan and times (after the store's key, if any)."""
+    e = entry
+    return (e.request_id, e.operation, e.args_hash, plan, e.created_at, e.created_at)
+
+
+MEMORY_COLUMNS = (
+    "id, project_id, memory_store_id, title, content, tags, revision, content_hash, file_path, "
+    "created_at, updated_at"
+)
+
+
+def memory_row(m: Memory, path: str) -> tuple[Any, ...]:
+    """A memory as ``MEMORY_COLUMNS`` store it, its record at ``path``."""
+    return (
+        *(m.id, m.project_id, m.memory_store_id, m.title, m.content, json.dumps(m.tags)),
+        *(m.revision, m.content_hash, path, m.created_at, m.updated_at),
     )

@@ -70,7 +70,7 @@ class Sources:
         # read says so without taking the catalogue's write lock (SQLite's is the database's).
         if self.db.row(DUE, now, now, now) is None:
             return None
-        locked = f"{self.db.for_update} {self.db.skip_locked}"
+        locked = f"{self.db.dialect.for_update} {self.db.dialect.skip_locked}"
         with self.db.writing() as conn:
             row = conn.execute(DUE + locked, (now, now, now)).fetchone()
             if row is None:

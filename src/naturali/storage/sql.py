@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 
@@ -26,11 +27,22 @@ class Writer(Protocol):
     def execute(self, sql: str, args: Sequence[Any] = ..., /) -> Cursor: ...
 
 
-class SqlDatabase(Protocol):
+@dataclass(frozen=True)
+class Dialect:
+    """The words a statement written once takes from its backend."""
+
     # Row locks of a read inside a write transaction: PostgreSQL's ("FOR UPDATE"); nothing on
     # SQLite, whose one writer at a time holds the whole database.
     for_update: str
     skip_locked: str  # ... and not waiting for a row another transaction locked
+    insertion_order: str  # the column that orders rows as they were inserted
+    project_key: str  # the projects table's key column
+    bytewise: str  # a collation that orders text by its bytes, as Python's sort does
+    unique_violation: type[Exception]  # what a broken UNIQUE constraint raises
+
+
+class SqlDatabase(Protocol):
+    dialect: Dialect
 
     def rows(self, sql: str, *args: Any) -> list[Any]: ...
 

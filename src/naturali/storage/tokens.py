@@ -61,7 +61,7 @@ class Tokens:
                 return False
             live = conn.execute(
                 "SELECT 1 FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL "
-                + self.db.for_update,
+                + self.db.dialect.for_update,
                 (token_id, user_id),
             ).fetchone()
             if live:

@@ -254,47 +254,6 @@ export class Projects extends HeyApiClient {
     }
     
     /**
-     * Project Overview
-     *
-     * What the project stores, its jobs by state, its memory stores with their memories,
-     * the embedding model, and its search index on the server that answered.
-     */
-    public projectOverview<ThrowOnError extends boolean = false>(options: Options<ProjectOverviewData, ThrowOnError>) {
-        return (options.client ?? this.client).get<ProjectOverviewResponses, ProjectOverviewErrors, ThrowOnError>({
-            security: [{ scheme: 'bearer', type: 'http' }],
-            url: '/v1/projects/{project_id}/overview',
-            ...options
-        });
-    }
-    
-    /**
-     * Document Folders
-     *
-     * The folders directly under ``prefix``, by path, each with its documents and chunks at
-     * any depth, and how many documents lie directly in ``prefix``: a tree, a level a call.
-     */
-    public documentFolders<ThrowOnError extends boolean = false>(options: Options<DocumentFoldersData, ThrowOnError>) {
-        return (options.client ?? this.client).get<DocumentFoldersResponses, DocumentFoldersErrors, ThrowOnError>({
-            security: [{ scheme: 'bearer', type: 'http' }],
-            url: '/v1/projects/{project_id}/documents/folders',
-            ...options
-        });
-    }
-    
-    /**
-     * Ingest Jobs
-     *
-     * The project's ingestion jobs queued, running or failed, oldest first, with progress.
-     */
-    public ingestJobs<ThrowOnError extends boolean = false>(options: Options<IngestJobsData, ThrowOnError>) {
-        return (options.client ?? this.client).get<IngestJobsResponses, IngestJobsErrors, ThrowOnError>({
-            security: [{ scheme: 'bearer', type: 'http' }],
-            url: '/v1/projects/{project_id}/ingest_jobs',
-            ...options
-        });
-    }
-    
-    /**
      * List Projects
      *
      * Projects the caller is a member of.
@@ -338,8 +297,7 @@ export class Projects extends HeyApiClient {
     /**
      * Project Usage
      *
-     * What the project stores — documents, their bytes, chunks, memories — and its quotas
-     * (0: none); shared by every server.
+     * What the project stores — documents, their bytes, chunks, memories — and its quotas (0: none); shared by every server.
      */
     public projectUsage<ThrowOnError extends boolean = false>(options: Options<ProjectUsageData, ThrowOnError>) {
         return (options.client ?? this.client).get<ProjectUsageResponses, ProjectUsageErrors, ThrowOnError>({
@@ -350,10 +308,48 @@ export class Projects extends HeyApiClient {
     }
     
     /**
+     * Project Overview
+     *
+     * What the project stores, its jobs by state, its memory stores with their memories, the embedding model, and its search index on the server that answered.
+     */
+    public projectOverview<ThrowOnError extends boolean = false>(options: Options<ProjectOverviewData, ThrowOnError>) {
+        return (options.client ?? this.client).get<ProjectOverviewResponses, ProjectOverviewErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/overview',
+            ...options
+        });
+    }
+    
+    /**
+     * Document Folders
+     *
+     * The folders directly under ``prefix``, by path, each with its documents and chunks at any depth, and how many documents lie directly in ``prefix``: a tree, a level a call.
+     */
+    public documentFolders<ThrowOnError extends boolean = false>(options: Options<DocumentFoldersData, ThrowOnError>) {
+        return (options.client ?? this.client).get<DocumentFoldersResponses, DocumentFoldersErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/documents/folders',
+            ...options
+        });
+    }
+    
+    /**
+     * Ingest Jobs
+     *
+     * The project's ingestion jobs queued, running or failed, oldest first, with progress.
+     */
+    public ingestJobs<ThrowOnError extends boolean = false>(options: Options<IngestJobsData, ThrowOnError>) {
+        return (options.client ?? this.client).get<IngestJobsResponses, IngestJobsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/v1/projects/{project_id}/ingest_jobs',
+            ...options
+        });
+    }
+    
+    /**
      * Project Audit
      *
-     * The project's writes, oldest first: who (user, token), what (operation, ids), when,
-     * the request id and the status. Owners only.
+     * The project's writes, oldest first: who (user, token), what (operation, ids), when, the request id and the status. Owners only.
      */
     public projectAudit<ThrowOnError extends boolean = false>(options: Options<ProjectAuditData, ThrowOnError>) {
         return (options.client ?? this.client).get<ProjectAuditResponses, ProjectAuditErrors, ThrowOnError>({
@@ -430,8 +426,7 @@ export class Tokens extends HeyApiClient {
     /**
      * Create Token
      *
-     * A token of the caller's with a scope, optionally limited to projects and expiring;
-     * the secret is in this answer only. Needs an admin token.
+     * A token of the caller's with a scope, optionally limited to projects and expiring; the secret is in this answer only. Needs an admin token.
      */
     public createToken<ThrowOnError extends boolean = false>(options: Options<CreateTokenData, ThrowOnError>) {
         return (options.client ?? this.client).post<CreateTokenResponses, CreateTokenErrors, ThrowOnError>({
@@ -486,8 +481,7 @@ export class Documents extends HeyApiClient {
     /**
      * Create Document
      *
-     * Ingest a document: a file (any format naturali reads) or JSON text. 201 ready when it
-     * was small enough to embed at once, else 202 processing. 409 if the path is taken.
+     * Ingest a document: a file (any format naturali reads) or JSON text. 201 ready when it was small enough to embed at once, else 202 processing. 409 if the path is taken.
      */
     public createDocument<ThrowOnError extends boolean = false>(options: Options<CreateDocumentData, ThrowOnError>) {
         return (options.client ?? this.client).post<CreateDocumentResponses, CreateDocumentErrors, ThrowOnError>({
@@ -526,8 +520,7 @@ export class Documents extends HeyApiClient {
     /**
      * Update Document
      *
-     * A new version (same fields as create; omitted fields keep their values). 202 while
-     * it is embedded in the background: the version before stays what search sees.
+     * A new version (same fields as create; omitted fields keep their values). 202 while it is embedded in the background: the version before stays what search sees.
      */
     public updateDocument<ThrowOnError extends boolean = false>(options: Options<UpdateDocumentData, ThrowOnError>) {
         return (options.client ?? this.client).put<UpdateDocumentResponses, UpdateDocumentErrors, ThrowOnError>({
@@ -722,8 +715,7 @@ export class Sources extends HeyApiClient {
     /**
      * Create Source
      *
-     * Mirror a Git repository under ``path``; with ``every``, the servers sync it on that
-     * schedule (the first sync at once).
+     * Mirror a Git repository under ``path``; with ``every``, the servers sync it on that schedule (the first sync at once).
      */
     public createSource<ThrowOnError extends boolean = false>(options: Options<CreateSourceData, ThrowOnError>) {
         return (options.client ?? this.client).post<CreateSourceResponses, CreateSourceErrors, ThrowOnError>({

@@ -3833,158 +3833,6 @@ export type WithdrawRequest = {
     expectedHash?: string | null;
 };
 
-export type ProjectOverviewData = {
-    body?: never;
-    path: {
-        /**
-         * Project Id
-         *
-         * The project's id.
-         */
-        project_id: string;
-    };
-    query?: never;
-    url: '/v1/projects/{project_id}/overview';
-};
-
-export type ProjectOverviewErrors = {
-    /**
-     * Invalid request
-     */
-    400: ErrorResponse;
-    /**
-     * Missing or bad token
-     */
-    401: ErrorResponse;
-    /**
-     * Not found (or not a member of the project)
-     */
-    404: ErrorResponse;
-};
-
-export type ProjectOverviewError = ProjectOverviewErrors[keyof ProjectOverviewErrors];
-
-export type ProjectOverviewResponses = {
-    /**
-     * Successful Response
-     */
-    200: OverviewOut;
-};
-
-export type ProjectOverviewResponse = ProjectOverviewResponses[keyof ProjectOverviewResponses];
-
-export type DocumentFoldersData = {
-    body?: never;
-    path: {
-        /**
-         * Project Id
-         *
-         * The project's id.
-         */
-        project_id: string;
-    };
-    query?: {
-        /**
-         * Prefix
-         *
-         * A folder, ending with '/'
-         */
-        prefix?: string;
-        /**
-         * Cursor
-         *
-         * next_cursor of the previous page
-         */
-        cursor?: string | null;
-        /**
-         * Limit
-         *
-         * At most this many results.
-         */
-        limit?: number;
-    };
-    url: '/v1/projects/{project_id}/documents/folders';
-};
-
-export type DocumentFoldersErrors = {
-    /**
-     * Invalid request
-     */
-    400: ErrorResponse;
-    /**
-     * Missing or bad token
-     */
-    401: ErrorResponse;
-    /**
-     * Not found (or not a member of the project)
-     */
-    404: ErrorResponse;
-};
-
-export type DocumentFoldersError = DocumentFoldersErrors[keyof DocumentFoldersErrors];
-
-export type DocumentFoldersResponses = {
-    /**
-     * Successful Response
-     */
-    200: FolderList;
-};
-
-export type DocumentFoldersResponse = DocumentFoldersResponses[keyof DocumentFoldersResponses];
-
-export type IngestJobsData = {
-    body?: never;
-    path: {
-        /**
-         * Project Id
-         *
-         * The project's id.
-         */
-        project_id: string;
-    };
-    query?: {
-        /**
-         * Cursor
-         *
-         * next_cursor of the previous page
-         */
-        cursor?: string | null;
-        /**
-         * Limit
-         *
-         * At most this many results.
-         */
-        limit?: number;
-    };
-    url: '/v1/projects/{project_id}/ingest_jobs';
-};
-
-export type IngestJobsErrors = {
-    /**
-     * Invalid request
-     */
-    400: ErrorResponse;
-    /**
-     * Missing or bad token
-     */
-    401: ErrorResponse;
-    /**
-     * Not found (or not a member of the project)
-     */
-    404: ErrorResponse;
-};
-
-export type IngestJobsError = IngestJobsErrors[keyof IngestJobsErrors];
-
-export type IngestJobsResponses = {
-    /**
-     * Successful Response
-     */
-    200: IngestJobList;
-};
-
-export type IngestJobsResponse = IngestJobsResponses[keyof IngestJobsResponses];
-
 export type ListProjectsData = {
     body?: never;
     path?: never;
@@ -4123,6 +3971,158 @@ export type ProjectUsageResponses = {
 
 export type ProjectUsageResponse = ProjectUsageResponses[keyof ProjectUsageResponses];
 
+export type ProjectOverviewData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         *
+         * The project's id.
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project_id}/overview';
+};
+
+export type ProjectOverviewErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type ProjectOverviewError = ProjectOverviewErrors[keyof ProjectOverviewErrors];
+
+export type ProjectOverviewResponses = {
+    /**
+     * Successful Response
+     */
+    200: OverviewOut;
+};
+
+export type ProjectOverviewResponse = ProjectOverviewResponses[keyof ProjectOverviewResponses];
+
+export type DocumentFoldersData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         *
+         * The project's id.
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Prefix
+         *
+         * A folder, ending with '/'
+         */
+        prefix?: string | null;
+        /**
+         * Cursor
+         *
+         * next_cursor of the previous page
+         */
+        cursor?: string | null;
+        /**
+         * Limit
+         *
+         * At most this many results.
+         */
+        limit?: number | null;
+    };
+    url: '/v1/projects/{project_id}/documents/folders';
+};
+
+export type DocumentFoldersErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type DocumentFoldersError = DocumentFoldersErrors[keyof DocumentFoldersErrors];
+
+export type DocumentFoldersResponses = {
+    /**
+     * Successful Response
+     */
+    200: FolderList;
+};
+
+export type DocumentFoldersResponse = DocumentFoldersResponses[keyof DocumentFoldersResponses];
+
+export type IngestJobsData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         *
+         * The project's id.
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Cursor
+         *
+         * next_cursor of the previous page
+         */
+        cursor?: string | null;
+        /**
+         * Limit
+         *
+         * At most this many results.
+         */
+        limit?: number | null;
+    };
+    url: '/v1/projects/{project_id}/ingest_jobs';
+};
+
+export type IngestJobsErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type IngestJobsError = IngestJobsErrors[keyof IngestJobsErrors];
+
+export type IngestJobsResponses = {
+    /**
+     * Successful Response
+     */
+    200: IngestJobList;
+};
+
+export type IngestJobsResponse = IngestJobsResponses[keyof IngestJobsResponses];
+
 export type ProjectAuditData = {
     body?: never;
     path: {
@@ -4163,7 +4163,7 @@ export type ProjectAuditData = {
          *
          * At most this many results.
          */
-        limit?: number;
+        limit?: number | null;
     };
     url: '/v1/projects/{project_id}/audit';
 };
@@ -5451,7 +5451,7 @@ export type DeleteSourceData = {
          *
          * Keep the documents it made (default: delete them).
          */
-        keep_documents?: boolean;
+        keep_documents?: boolean | null;
     };
     url: '/v1/projects/{project_id}/sources/{source_id}';
 };

@@ -117,12 +117,10 @@ class Documents:
 
     def create(self, user: User, project_id: str, upload: Upload) -> Document:
         """Ingest a new document: extract, chunk, embed and store it as version 1."""
-        self._auth.require(user, project_id, "write")
         return self._ingest(project_id, None, upload)
 
     def update(self, user: User, project_id: str, document_id: str, upload: Upload) -> Document:
         """A new version of a document (its chunks replaced in one transaction)."""
-        self._auth.require(user, project_id, "write")
         current = self._get(project_id, document_id)
         return self._ingest(project_id, current, upload)
 
@@ -134,7 +132,6 @@ class Documents:
 
     def get(self, user: User, project_id: str, document_id: str) -> Document:
         """One document of the project."""
-        self._auth.require(user, project_id, "read")
         return self._with_status([self._get(project_id, document_id)])[0]
 
     def list(
@@ -146,7 +143,6 @@ class Documents:
         limit: int = 20,
     ) -> DocumentPage:
         """The project's documents by path, a page at a time."""
-        self._auth.require(user, project_id, "read")
         check_limit(limit)
         if path_prefix is not None:
             validation.logical_path(path_prefix, "path_prefix", prefix=True)
@@ -169,7 +165,6 @@ class Documents:
     ) -> PassagePage:
         """The document's passages from ``start`` (0-based), or a run centred on the chunk
         ``around``: a hit in its context, however long the document."""
-        self._auth.require(user, project_id, "read")
         if not 1 <= limit <= MAX_PASSAGES or start < 0:
             raise InvalidRequest(
                 f"limit must be between 1 and {MAX_PASSAGES}, start at least 0",
@@ -192,7 +187,6 @@ class Documents:
 
     def delete(self, user: User, project_id: str, document_id: str) -> None:
         """A document, its versions and its chunks."""
-        self._auth.require(user, project_id, "write")
         self._get(project_id, document_id)
         self._storage.delete_document(project_id, document_id)
 
@@ -212,7 +206,6 @@ class Documents:
         Each document is still written in its own transaction; a bad upload fails alone
         before anything is written for it.
         """
-        self._auth.require(user, project_id, "write")
         prepared = [self._prepare(project_id, None, u) for u in uploads]
         committed = iter(self._commit([p for p in prepared if not _scanned(p)]))
         return [self._enqueue(p, None) if _scanned(p) else next(committed) for p in prepared]

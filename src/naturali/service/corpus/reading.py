@@ -76,7 +76,6 @@ class Reader:
     ) -> Iterator[Reading]:
         """What one records or dates call reads: the store now (scanned), or as it stood at
         ``as_of`` (rebuilt from its history, its projections in a scratch state)."""
-        self._auth.require(user, project_id, "read")
         require_store(self._storage, project_id, store_id)
         with self._stores.opened(store_id) as opened:
             if as_of is None:

@@ -12,7 +12,7 @@ from naturali.errors import InvalidRequest
 from naturali.model import Folder, IndexState, IngestJobStatus, MemoryStore, ProjectUsage, User
 from naturali.ports.embedder import Embedder
 from naturali.ports.storage import Storage
-from naturali.retrieval.registry import IndexRegistry
+from naturali.retrieval.indexes.registry import IndexRegistry
 from naturali.service import validation
 from naturali.service.cursors import check_limit, decode_cursor, encode_cursor
 from naturali.service.platform.auth import Auth
@@ -56,7 +56,6 @@ class Overview:
         self._embedder = embedder
 
     def project(self, user: User, project_id: str) -> ProjectOverview:
-        self._auth.require(user, project_id, "read")
         counts = self._storage.memory_counts(project_id)
         stores = self._storage.list_memory_stores(project_id)
         embedder = self._embedder()
@@ -79,7 +78,6 @@ class Overview:
     ) -> FolderPage:
         """The folders directly under ``prefix`` (a folder: ends with ``/``), a page at a time,
         each with its documents and chunks at any depth."""
-        self._auth.require(user, project_id, "read")
         check_limit(limit)
         validation.logical_path(prefix, "prefix", prefix=True)
         if not prefix.endswith("/"):
@@ -98,7 +96,6 @@ class Overview:
     ) -> JobPage:
         """The project's ingestion jobs not yet done (queued, running) or failed, oldest
         first; a job is gone once its version is written."""
-        self._auth.require(user, project_id, "read")
         check_limit(limit)
         after: tuple[str, str] | None = None
         if cursor:

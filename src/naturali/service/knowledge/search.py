@@ -32,8 +32,8 @@ from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, Use
 from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import PRODUCT, Asked, Ranked, Ranking, rank
 from naturali.retrieval.index import ProjectIndex, Selection
+from naturali.retrieval.indexes.registry import IndexRegistry
 from naturali.retrieval.owners import OwnerAttrs
-from naturali.retrieval.registry import IndexRegistry
 from naturali.retrieval.second_stage import SecondStage
 from naturali.retrieval.vector_leg.vectors import ScanPool
 from naturali.service.knowledge.query_vectors import QueryVectors, Vector
@@ -171,7 +171,6 @@ class Search:
         # Embedded from here on, beside the reads that follow (membership, stores, the
         # index's sync, the lexical leg): on PostgreSQL each read is a round trip.
         embedding = self.embed_ahead(project_id, asked.text) if asked is not None else None
-        self._auth.require(user, project_id, "read")
         stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
         if taking_part.memories:
             self._reconcile(stores.values(), request.memory_store_ids)

@@ -82,7 +82,6 @@ class Memories:
         self, user: User, project_id: str, name: str, tags: dict[str, str] | None
     ) -> MemoryStore:
         """A new memory store with an empty vault."""
-        self._auth.require(user, project_id, "write")
         now = utcnow()
         store = MemoryStore(
             new_id("mstore"), project_id, _name(name), validation.tags(tags), now, now
@@ -103,12 +102,10 @@ class Memories:
 
     def list_stores(self, user: User, project_id: str) -> list[MemoryStore]:
         """The project's memory stores."""
-        self._auth.require(user, project_id, "read")
         return self._storage.list_memory_stores(project_id)
 
     def get_store(self, user: User, project_id: str, store_id: str) -> MemoryStore:
         """One memory store of the project."""
-        self._auth.require(user, project_id, "read")
         return self._store(project_id, store_id)
 
     def update_store(
@@ -120,7 +117,6 @@ class Memories:
         tags: dict[str, str] | None,
     ) -> MemoryStore:
         """Rename or retag a memory store."""
-        self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         updated = MemoryStore(
             store.id,
@@ -140,7 +136,6 @@ class Memories:
 
     def delete_store(self, user: User, project_id: str, store_id: str) -> None:
         """Deletes the store and its vault (owners only: this removes history too)."""
-        self._auth.require(user, project_id, "owner")
         self._store(project_id, store_id)
         self._storage.delete_memory_store(project_id, store_id)
         self._stores.forget(store_id)
@@ -160,7 +155,6 @@ class Memories:
         title: str | None = None,
     ) -> Memory:
         """A memory, written as a claim record through the write path and indexed."""
-        self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         body = _content(content)
         record = {
@@ -187,7 +181,6 @@ class Memories:
         title: str | None = None,
     ) -> Memory:
         """A new revision of a memory (fenced by the revision read)."""
-        self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         current = self._active(store, memory_id)
         record: dict[str, Any] = {}
@@ -211,7 +204,6 @@ class Memories:
 
     def get(self, user: User, project_id: str, store_id: str, memory_id: str) -> Memory:
         """One memory, as indexed from its record."""
-        self._auth.require(user, project_id, "read")
         store = self._store(project_id, store_id)
         self.reconcile(store)
         found = self._storage.get_store_memories([(store.id, memory_id)]).get((store.id, memory_id))
@@ -223,7 +215,6 @@ class Memories:
 
     def list(self, user: User, project_id: str, store_id: str) -> builtins.list[Memory]:
         """The store's memories, oldest first."""
-        self._auth.require(user, project_id, "read")
         store = self._store(project_id, store_id)
         self.reconcile(store)
         keys = [(store.id, i) for i in sorted(self._storage.memory_hashes(store.id))]
@@ -232,7 +223,6 @@ class Memories:
 
     def delete(self, user: User, project_id: str, store_id: str, memory_id: str) -> None:
         """Withdraws the record: the file stays (lifecycle withdrawn), it leaves search."""
-        self._auth.require(user, project_id, "write")
         store = self._store(project_id, store_id)
         self._active(store, memory_id)
         self._mutations.withdraw_in(

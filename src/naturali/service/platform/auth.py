@@ -121,6 +121,14 @@ class Auth:
             )
         return user
 
+    def admit(self, user: User, project_id: str, role: Need | Literal["any", "admin"]) -> None:
+        """The check of every operation of the catalogue (catalogue/operation.py), by the
+        role its entry needs: a member's role in the project, an admin token, or any user."""
+        if role == "admin":
+            self.require_scope(user, "admin")
+        elif role != "any":
+            self.require(user, project_id, role)
+
     def require(self, user: User, project_id: str, need: Need) -> Member:
         """A non-member, or a token limited to other projects, gets 404 (ids do not leak); a
         member without the role, or a token without the scope, gets 403."""

@@ -5,48 +5,30 @@ server's index can follow them with two cursors, as it does on SQLite."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
 
 import numpy as np
-from psycopg import errors
 
-from naturali.model import (
-    Chunk,
-    Document,
-    Member,
-    Memory,
-    MemoryStore,
-    Project,
-    ProjectUsage,
-    Role,
-    SourceType,
-    User,
-)
-from naturali.ports.storage import (
-    ChunkChanges,
-    EmbeddedChunk,
-    NameTaken,
-    NewVector,
-    memory_owner,
-)
+from naturali.model import Chunk, Document, Memory, ProjectUsage, SourceType
+from naturali.ports.storage import ChunkChanges, EmbeddedChunk, NewVector, memory_owner
 from naturali.storage import rows as mapping
 from naturali.storage.audit import Audit
+from naturali.storage.documents import Documents
 from naturali.storage.jobs import IngestJobs
+from naturali.storage.memory_stores import MemoryStores
+from naturali.storage.people import People
 from naturali.storage.postgres.connection import Database, raw
 from naturali.storage.postgres.overview import PostgresOverview
 from naturali.storage.postgres.vectors import PostgresVectorSearch
 from naturali.storage.postgres.writes import (
     delete_memory,
     insert_chunks,
-    keep_an_owner,
     lock_chunks,
     lock_members,
-    put_member,
     write_version,
 )
+from naturali.storage.rows import ChunkOwner
 from naturali.storage.sources import Sources
 from naturali.storage.sql import Writer
 from naturali.storage.tokens import Tokens
@@ -82,27 +64,16 @@ DOC_SELECT = """
 """
 
 
-def _user(row: dict[str, Any] | None) -> User | None:
-    return User(row["id"], row["name"], row["created_at"]) if row else None
-
-
-class PostgresStorage(IngestJobs, PostgresOverview, Tokens, Audit, Sources):
+class PostgresStorage(
+    IngestJobs, People, MemoryStores, Documents, PostgresOverview, Tokens, Audit, Sources
+):
     db: Database
+    doc_select = DOC_SELECT
 
     def __init__(self, url: str) -> None:
         self.db = Database(url)
 
-    def write_version(
-        self,
-        conn: Writer,
-        d: Document,
-        chunks: Sequence[EmbeddedChunk],
-        model_id: str,
-        *,
-        create: bool,
-    ) -> None:
-        """A version in a ``writing`` transaction (storage/jobs.py writes jobs once)."""
-        write_version(raw(conn), d, chunks, model_id, create=create)
+    write_version = staticmethod(write_version)  # storage/jobs.py and documents.py call it
 
     def close(self) -> None:
         self.db.close()
@@ -124,82 +95,15 @@ class PostgresStorage(IngestJobs, PostgresOverview, Tokens, Audit, Sources):
                     (f"project:{project_id}",),
                 )
 
-    # users and tokens ---------------------------------------------------------------------
-
-    def get_user(self, user_id: str) -> User | None:
-        return _user(self.db.one("SELECT * FROM users WHERE id = %s", user_id))
-
-    def oldest_user(self) -> User | None:
-        return _user(self.db.one("SELECT * FROM users ORDER BY created_at, ord LIMIT 1"))
-
-    def count_users(self) -> int:
-        row = self.db.one("SELECT count(*) AS n FROM users")
-        return int(row["n"]) if row else 0
-
-    # projects and members -------------------------------------------------------------------
-    def create_project(self, project: Project, owner: Member) -> None:
-        with self.db.transaction() as conn:
-            conn.execute(
-                b"INSERT INTO projects VALUES (%s, %s, %s)",
-                (project.id, project.name, project.created_at),
-            )
-            put_member(conn, owner)
-
-    def get_project(self, project_id: str) -> Project | None:
-        row = self.db.one("SELECT * FROM projects WHERE project_id = %s", project_id)
-        return Project(row["project_id"], row["name"], row["created_at"]) if row else None
-
-    def list_projects(self, user_id: str) -> list[tuple[Project, Member]]:
-        rows = self.db.all(
-            "SELECT p.*, m.role, m.created_at AS joined FROM projects p JOIN members m "
-            "ON m.project_id = p.project_id WHERE m.user_id = %s "
-            "ORDER BY p.created_at, p.project_id",
-            user_id,
-        )
-        return [
-            (
-                Project(r["project_id"], r["name"], r["created_at"]),
-                Member(r["project_id"], user_id, cast(Role, r["role"]), r["joined"]),
-            )
-            for r in rows
-        ]
-
-    def get_member(self, project_id: str, user_id: str) -> Member | None:
-        row = self.db.one(
-            "SELECT * FROM members WHERE project_id = %s AND user_id = %s", project_id, user_id
-        )
-        return mapping.member(row) if row else None
-
-    def list_members(self, project_id: str) -> list[Member]:
-        rows = self.db.all(
-            "SELECT * FROM members WHERE project_id = %s ORDER BY created_at, user_id", project_id
-        )
-        return [mapping.member(r) for r in rows]
-
-    def put_member(self, member: Member) -> None:
-        with self.db.transaction() as conn:
-            lock_members(conn, member.project_id)
-            put_member(conn, member)
-            keep_an_owner(conn, member.project_id)
-
-    def remove_member(self, project_id: str, user_id: str) -> None:
-        with self.db.transaction() as conn:
-            lock_members(conn, project_id)
-            conn.execute(
-                b"DELETE FROM members WHERE project_id = %s AND user_id = %s",
-                (project_id, user_id),
-            )
-            keep_an_owner(conn, project_id)
+    # projects and members (storage/people.py) -----------------------------------------------
+    def lock_members(self, conn: Writer, project_id: str) -> None:
+        lock_members(raw(conn), project_id)
 
     # documents ------------------------------------------------------------------------------
     def get_document(self, project_id: str, document_id: str) -> Document | None:
         row = self.db.one(
             DOC_SELECT + " WHERE d.project_id = %s AND d.id = %s", project_id, document_id
         )
-        return mapping.document(row) if row else None
-
-    def get_document_by_path(self, project_id: str, path: str) -> Document | None:
-        row = self.db.one(DOC_SELECT + " WHERE d.project_id = %s AND d.path = %s", project_id, path)
         return mapping.document(row) if row else None
 
     def get_documents(self, project_id: str, ids: Sequence[str]) -> dict[str, Document]:
@@ -223,27 +127,6 @@ class PostgresStorage(IngestJobs, PostgresOverview, Tokens, Audit, Sources):
             int(row["documents"]), int(row["bytes"]), int(row["chunks"]), int(row["memories"])
         )
 
-    def list_documents(
-        self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
-    ) -> list[Document]:
-        sql = DOC_SELECT + " WHERE d.project_id = %s"
-        args: list[Any] = [project_id]
-        if path_prefix:
-            sql += " AND left(d.path, %s) = %s"  # not LIKE: paths may contain % and _
-            args += [len(path_prefix), path_prefix]
-        if after_path is not None:
-            sql += ' AND d.path > %s COLLATE "C"'
-            args.append(after_path)
-        sql += ' ORDER BY d.path COLLATE "C" LIMIT %s'
-        args.append(limit)
-        return [mapping.document(r) for r in self.db.all(sql, *args)]
-
-    def save_document_version(
-        self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
-    ) -> None:
-        with self.db.transaction() as conn:
-            write_version(conn, document, chunks, model_id, create=create)
-
     def delete_document(self, project_id: str, document_id: str) -> None:
         with self.db.transaction() as conn:
             lock_chunks(conn, project_id)
@@ -265,54 +148,7 @@ class PostgresStorage(IngestJobs, PostgresOverview, Tokens, Audit, Sources):
                 (project_id, document_id),
             )
 
-    # memory stores and memories -------------------------------------------------------------
-    def create_memory_store(self, store: MemoryStore) -> None:
-        try:
-            with self.db.transaction() as conn:
-                conn.execute(
-                    b"INSERT INTO memory_stores VALUES (%s, %s, %s, %s, %s, %s)",
-                    (
-                        store.project_id,
-                        store.id,
-                        store.name,
-                        json.dumps(store.tags),
-                        store.created_at,
-                        store.updated_at,
-                    ),
-                )
-        except errors.UniqueViolation as exc:
-            raise NameTaken(store.name) from exc
-
-    def get_memory_store(self, project_id: str, store_id: str) -> MemoryStore | None:
-        row = self.db.one(
-            "SELECT * FROM memory_stores WHERE project_id = %s AND id = %s", project_id, store_id
-        )
-        return mapping.store(row) if row else None
-
-    def list_memory_stores(self, project_id: str) -> list[MemoryStore]:
-        rows = self.db.all(
-            'SELECT * FROM memory_stores WHERE project_id = %s ORDER BY name COLLATE "C", id',
-            project_id,
-        )
-        return [mapping.store(r) for r in rows]
-
-    def update_memory_store(self, store: MemoryStore) -> None:
-        try:
-            with self.db.transaction() as conn:
-                conn.execute(
-                    b"UPDATE memory_stores SET name = %s, tags = %s, updated_at = %s "
-                    b"WHERE project_id = %s AND id = %s",
-                    (
-                        store.name,
-                        json.dumps(store.tags),
-                        store.updated_at,
-                        store.project_id,
-                        store.id,
-                    ),
-                )
-        except errors.UniqueViolation as exc:
-            raise NameTaken(store.name) from exc
-
+    # memories (their stores: storage/memory_stores.py) -------------------------------------
     def delete_memory_store(self, project_id: str, store_id: str) -> None:
         with self.db.transaction() as conn:
             lock_chunks(conn, project_id)
@@ -329,12 +165,6 @@ class PostgresStorage(IngestJobs, PostgresOverview, Tokens, Audit, Sources):
                 b"DELETE FROM memory_stores WHERE project_id = %s AND id = %s",
                 (project_id, store_id),
             )
-
-    def memory_hashes(self, store_id: str) -> dict[str, str]:
-        rows = self.db.all(
-            "SELECT id, content_hash FROM memories WHERE memory_store_id = %s", store_id
-        )
-        return {r["id"]: r["content_hash"] for r in rows}
 
     def get_store_memories(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
         if not keys:
@@ -354,25 +184,14 @@ class PostgresStorage(IngestJobs, PostgresOverview, Tokens, Audit, Sources):
         with self.db.transaction() as conn:
             lock_chunks(conn, m.project_id)
             delete_memory(conn, m.project_id, m.memory_store_id, m.id)
-            conn.execute(
-                b"INSERT INTO memories VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    m.project_id,
-                    m.memory_store_id,
-                    m.id,
-                    m.title,
-                    m.content,
-                    json.dumps(m.tags),
-                    m.revision,
-                    m.content_hash,
-                    path,
-                    m.created_at,
-                    m.updated_at,
-                ),
-            )
+            insert = f"INSERT INTO memories ({mapping.MEMORY_COLUMNS}) VALUES ({_marks(11)})"
+            conn.execute(insert.encode(), mapping.memory_row(m, path))
             owner = memory_owner(m.memory_store_id, m.id)
             insert_chunks(
-                conn, m.project_id, SourceType.MEMORY, owner, m.revision, chunks, model_id
+                conn,
+                ChunkOwner(m.project_id, SourceType.MEMORY, owner, m.revision),
+                chunks,
+                model_id,
             )
 
     def remove_memory(self, store_id: str, memory_id: str) -> None:
@@ -446,3 +265,7 @@ class PostgresStorage(IngestJobs, PostgresOverview, Tokens, Audit, Sources):
     ) -> list[Chunk]:
         rows = self.db.all(OWNER_CHUNKS, project_id, str(source_type), list(owner_ids), binary=True)
         return [mapping.chunk(r) for r in rows]
+
+
+def _marks(n: int) -> str:
+    return ", ".join(["%s"] * n)

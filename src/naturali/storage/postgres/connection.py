@@ -13,6 +13,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from naturali.storage.postgres.migrations import migrate
+from naturali.storage.sql import Dialect
 
 
 class Database:
@@ -20,8 +21,14 @@ class Database:
     Also what an aggregate written once for both backends needs (storage/sql.py), its ``?``
     said as ``%s``."""
 
-    for_update = "FOR UPDATE"
-    skip_locked = "SKIP LOCKED"
+    dialect = Dialect(
+        for_update="FOR UPDATE",
+        skip_locked="SKIP LOCKED",
+        insertion_order="ord",
+        project_key="project_id",
+        bytewise=' COLLATE "C"',
+        unique_violation=psycopg.errors.UniqueViolation,
+    )
 
     def __init__(self, url: str, max_size: int = 16) -> None:
         migrate(url)

@@ -118,39 +118,10 @@ MIGRATIONS: list[str] = [
     );
     """,
     # 2: durable ingestion jobs (ports/storage.py IngestJobStorage)
-    """
-    CREATE TABLE ingest_jobs (
-        id TEXT PRIMARY KEY,
-        project_id TEXT NOT NULL,
-        document_id TEXT NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'failed')),
-        payload TEXT NOT NULL,
-        chunks_total INTEGER NOT NULL,
-        chunks_done INTEGER NOT NULL DEFAULT 0,
-        error TEXT,
-        owner TEXT,
-        lease_until DOUBLE PRECISION,
-        created_at TEXT NOT NULL
-    );
-    CREATE INDEX ingest_jobs_document ON ingest_jobs (project_id, document_id);
-    CREATE INDEX ingest_jobs_waiting ON ingest_jobs (state, created_at);
-    """,
+    migrations.ingest_jobs("DOUBLE PRECISION", "project_id, document_id"),
     migrations.NAMED_TOKENS,  # 3
     # 4: the audit trail of writes (api/audit_trail.py), append-only
-    """
-    CREATE TABLE audit (
-        seq BIGSERIAL PRIMARY KEY,
-        project_id TEXT,
-        at TEXT NOT NULL,
-        user_id TEXT NOT NULL,
-        token_name TEXT,
-        request_id TEXT NOT NULL,
-        operation TEXT NOT NULL,
-        ids TEXT NOT NULL,
-        status INTEGER NOT NULL
-    );
-    CREATE INDEX audit_project ON audit (project_id, seq);
-    """,
+    migrations.audit("BIGSERIAL PRIMARY KEY"),
     *migrations.TOKENS_PAGES_AND_SOURCES,  # the same on both engines
     # a passage's context, which both legs of a search read in front of it (text/context.py):
     # its document's title, then the headings it sits under (chunks stored before know their

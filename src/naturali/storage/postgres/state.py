@@ -28,7 +28,7 @@ from naturali.ports.state import (
 )
 from naturali.storage.postgres.connection import Database
 from naturali.storage.postgres.writes import Connection
-from naturali.storage.rows import planned_write
+from naturali.storage.rows import history_row, mutation_row, planned_write, session_row
 from naturali.storage.sqlite.state import SqliteState
 
 _COLUMNS = "request_id, operation, args_hash, plan, state, receipt, git_state, created_at"
@@ -92,15 +92,7 @@ class PostgresStoreState:
                 b"ON CONFLICT (project_id, store_id, session_id) DO UPDATE SET "
                 b"last_active_at = excluded.last_active_at, "
                 b"writes = store_sessions.writes + excluded.writes",
-                (
-                    *self._key,
-                    session.session_id,
-                    session.pid,
-                    session.host,
-                    session.started_at,
-                    utcnow(),
-                    writes,
-                ),
+                (*self._key, *session_row(session, utcnow(), writes)),
             )
 
     def sessions(self) -> list[SessionRow]:
@@ -216,15 +208,7 @@ class PostgresStoreState:
             conn.execute(
                 b"INSERT INTO store_mutations VALUES "
                 b"(%s, %s, %s, %s, %s, %s, 'journaled', NULL, NULL, %s, %s)",
-                (
-                    *self._key,
-                    entry.request_id,
-                    entry.operation,
-                    entry.args_hash,
-                    json.dumps(plan),
-                    entry.created_at,
-                    entry.created_at,
-                ),
+                (*self._key, *mutation_row(entry, json.dumps(plan))),
             )
 
     def journal_record(self, request_id: str, receipt: dict[str, Any]) -> None:
@@ -243,17 +227,7 @@ class PostgresStoreState:
                     b"request_id = excluded.request_id, operation = excluded.operation, "
                     b"lifecycle = excluded.lifecycle, path = excluded.path, "
                     b"sha256 = excluded.sha256, at = excluded.at",
-                    (
-                        *self._key,
-                        w.record_id,
-                        w.revision,
-                        request_id,
-                        entry.operation,
-                        w.lifecycle,
-                        w.path,
-                        w.sha256,
-                        receipt["at"],
-                    ),
+                    (*self._key, *history_row(w, request_id, entry.operation, receipt["at"])),
                 )
             for guard in entry.guards:
                 self._insert_guard(conn, guard)

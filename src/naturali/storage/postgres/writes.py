@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,16 +9,23 @@ import numpy as np
 import psycopg
 from psycopg import errors
 
-from naturali.ids import new_id
-from naturali.model import Document, Member, SourceType
+from naturali.model import Document, SourceType
 from naturali.ports.storage import (
     DocumentPathTaken,
     EmbeddedChunk,
-    LastOwner,
     VersionConflict,
     memory_owner,
 )
-from naturali.storage.rows import document_fields
+from naturali.storage.postgres.connection import raw
+from naturali.storage.rows import (
+    CHUNK_COLUMNS,
+    VERSION_COLUMNS,
+    ChunkOwner,
+    chunk_rows,
+    document_fields,
+    version_row,
+)
+from naturali.storage.sql import Writer
 
 Connection = psycopg.Connection[dict[str, Any]]
 
@@ -35,32 +41,17 @@ def lock_members(conn: Connection, project_id: str) -> None:
     conn.execute(b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 2))", (project_id,))
 
 
-def put_member(conn: Connection, m: Member) -> None:
-    conn.execute(
-        b"INSERT INTO members VALUES (%s, %s, %s, %s) ON CONFLICT (project_id, user_id) "
-        b"DO UPDATE SET role = excluded.role",
-        (m.project_id, m.user_id, m.role, m.created_at),
-    )
-
-
-def keep_an_owner(conn: Connection, project_id: str) -> None:
-    row = conn.execute(
-        b"SELECT count(*) AS n FROM members WHERE project_id = %s AND role = 'owner'",
-        (project_id,),
-    ).fetchone()
-    if not row or row["n"] == 0:
-        raise LastOwner(project_id)
-
-
 def write_version(
-    conn: Connection,
+    writer: Writer,
     d: Document,
     chunks: Sequence[EmbeddedChunk],
     model_id: str,
     *,
     create: bool,
 ) -> None:
-    """A new document, or its next version fenced by the one before, with its chunks."""
+    """A new document, or its next version fenced by the one before, with its chunks, in a
+    ``writing`` transaction."""
+    conn = raw(writer)
     lock_chunks(conn, d.project_id)
     try:
         if create:
@@ -70,7 +61,8 @@ def write_version(
     except errors.UniqueViolation as exc:  # the caller's transaction rolls back
         raise DocumentPathTaken(d.path) from exc
     insert_version(conn, d)
-    insert_chunks(conn, d.project_id, SourceType.DOCUMENT, d.id, d.version, chunks, model_id)
+    owner = ChunkOwner(d.project_id, SourceType.DOCUMENT, d.id, d.version)
+    insert_chunks(conn, owner, chunks, model_id)
     conn.execute(  # the newest upload wins over any job still waiting
         b"DELETE FROM ingest_jobs WHERE project_id = %s AND document_id = %s", (d.project_id, d.id)
     )
@@ -100,60 +92,28 @@ def update_document(conn: Connection, d: Document) -> None:
 
 def insert_version(conn: Connection, d: Document) -> None:
     conn.execute(
-        b"INSERT INTO document_versions (project_id, document_id, version, file_id, filename, "
-        b"size, content_type, content_hash, chunk_count, page_count, warnings, created_at, "
-        b"reading) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            d.project_id,
-            d.id,
-            d.version,
-            d.file_id,
-            d.filename,
-            d.size,
-            d.content_type,
-            d.content_hash,
-            d.chunk_count,
-            d.page_count,
-            json.dumps(d.warnings),
-            d.updated_at,
-            json.dumps(d.reading) if d.reading is not None else None,
-        ),
+        f"INSERT INTO document_versions (project_id, {VERSION_COLUMNS}) "
+        f"VALUES ({_marks(13)})".encode(),
+        (d.project_id, *version_row(d)),
     )
 
 
 def insert_chunks(
-    conn: Connection,
-    project_id: str,
-    source_type: SourceType,
-    owner_id: str,
-    version: int,
-    chunks: Sequence[EmbeddedChunk],
-    model_id: str,
+    conn: Connection, owner: ChunkOwner, chunks: Sequence[EmbeddedChunk], model_id: str
 ) -> None:
+    rows = chunk_rows(owner, chunks, model_id, _vector)
     with conn.cursor() as cursor:
         cursor.executemany(
-            b"INSERT INTO chunks (project_id, id, source_type, owner_id, version, ordinal, page, "
-            b"start_offset, end_offset, text, vector, model, context) "
-            b"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            [
-                (
-                    project_id,
-                    new_id("chunk"),
-                    str(source_type),
-                    owner_id,
-                    version,
-                    c.draft.ordinal,
-                    c.draft.page,
-                    c.draft.start,
-                    c.draft.end,
-                    c.draft.text,
-                    np.frombuffer(c.vector, dtype=np.float32),
-                    model_id,
-                    c.draft.context,
-                )
-                for c in chunks
-            ],
+            f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES ({_marks(13)})".encode(), rows
         )
+
+
+def _vector(data: bytes) -> Any:
+    return np.frombuffer(data, dtype=np.float32)
+
+
+def _marks(n: int) -> str:
+    return ", ".join(["%s"] * n)
 
 
 def delete_memory(conn: Connection, project_id: str, store_id: str, memory_id: str) -> None:

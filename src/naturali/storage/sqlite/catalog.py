@@ -3,37 +3,22 @@
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from naturali.model import (
-    Chunk,
-    Document,
-    Member,
-    Memory,
-    MemoryStore,
-    Project,
-    ProjectUsage,
-    Role,
-    SourceType,
-    User,
-)
-from naturali.ports.storage import (
-    ChunkChanges,
-    EmbeddedChunk,
-    LastOwner,
-    NameTaken,
-    NewVector,
-    memory_owner,
-)
+from naturali.model import Chunk, Document, Memory, ProjectUsage, SourceType
+from naturali.ports.storage import ChunkChanges, EmbeddedChunk, NewVector, memory_owner
 from naturali.storage import rows as mapping
 from naturali.storage.audit import Audit
+from naturali.storage.documents import Documents
 from naturali.storage.jobs import IngestJobs
+from naturali.storage.memory_stores import MemoryStores
+from naturali.storage.people import People
+from naturali.storage.rows import ChunkOwner
 from naturali.storage.sources import Sources
 from naturali.storage.sql import Writer
 from naturali.storage.sqlite.connection import Database
@@ -63,8 +48,11 @@ def _batches(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i : i + _MAX_VARS] for i in range(0, len(items), _MAX_VARS)]
 
 
-class SqliteStorage(IngestJobs, SqliteOverview, Tokens, Audit, Sources):
+class SqliteStorage(
+    IngestJobs, People, MemoryStores, Documents, SqliteOverview, Tokens, Audit, Sources
+):
     db: Database
+    doc_select = mapping.DOC_SELECT
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,17 +71,7 @@ class SqliteStorage(IngestJobs, SqliteOverview, Tokens, Audit, Sources):
         finally:
             os.close(fd)
 
-    def write_version(
-        self,
-        conn: Writer,
-        d: Document,
-        chunks: Sequence[EmbeddedChunk],
-        model_id: str,
-        *,
-        create: bool,
-    ) -> None:
-        """A version in a ``writing`` transaction (storage/jobs.py writes jobs once)."""
-        write_version(cast(sqlite3.Connection, conn), d, chunks, model_id, create=create)
+    write_version = staticmethod(write_version)  # storage/jobs.py and documents.py call it
 
     def close(self) -> None:
         self.db.close()
@@ -101,99 +79,14 @@ class SqliteStorage(IngestJobs, SqliteOverview, Tokens, Audit, Sources):
     def vector_search(self) -> None:
         return None  # the server's memory answers the vector leg (retrieval/vector_leg/)
 
-    # users and tokens ---------------------------------------------------------------------
-
-    def get_user(self, user_id: str) -> User | None:
-        row = self.db.row("SELECT * FROM users WHERE id = ?", user_id)
-        return User(row["id"], row["name"], row["created_at"]) if row else None
-
-    def oldest_user(self) -> User | None:
-        row = self.db.row("SELECT * FROM users ORDER BY created_at, rowid LIMIT 1")
-        return User(row["id"], row["name"], row["created_at"]) if row else None
-
-    def count_users(self) -> int:
-        row = self.db.row("SELECT count(*) AS n FROM users")
-        return int(row["n"]) if row else 0
-
-    # projects and members -------------------------------------------------------------------
-    def create_project(self, project: Project, owner: Member) -> None:
-        with self.db.write() as conn:
-            conn.execute(
-                "INSERT INTO projects VALUES (?, ?, ?)",
-                (project.id, project.name, project.created_at),
-            )
-            self._insert_member(conn, owner)
-
-    @staticmethod
-    def _insert_member(conn: sqlite3.Connection, m: Member) -> None:
-        conn.execute(
-            "INSERT INTO members VALUES (?, ?, ?, ?) ON CONFLICT (project_id, user_id) "
-            "DO UPDATE SET role = excluded.role",
-            (m.project_id, m.user_id, m.role, m.created_at),
-        )
-
-    def get_project(self, project_id: str) -> Project | None:
-        row = self.db.row("SELECT * FROM projects WHERE id = ?", project_id)
-        return Project(row["id"], row["name"], row["created_at"]) if row else None
-
-    def list_projects(self, user_id: str) -> list[tuple[Project, Member]]:
-        rows = self.db.rows(
-            "SELECT p.*, m.role, m.created_at AS joined FROM projects p "
-            "JOIN members m ON m.project_id = p.id WHERE m.user_id = ? ORDER BY p.created_at, p.id",
-            user_id,
-        )
-        return [
-            (
-                Project(r["id"], r["name"], r["created_at"]),
-                Member(r["id"], user_id, cast(Role, r["role"]), r["joined"]),
-            )
-            for r in rows
-        ]
-
-    def get_member(self, project_id: str, user_id: str) -> Member | None:
-        row = self.db.row(
-            "SELECT * FROM members WHERE project_id = ? AND user_id = ?", project_id, user_id
-        )
-        return mapping.member(row) if row else None
-
-    def list_members(self, project_id: str) -> list[Member]:
-        rows = self.db.rows(
-            "SELECT * FROM members WHERE project_id = ? ORDER BY created_at, user_id", project_id
-        )
-        return [mapping.member(r) for r in rows]
-
-    def put_member(self, member: Member) -> None:
-        with self.db.write() as conn:
-            self._insert_member(conn, member)
-            self._keep_an_owner(conn, member.project_id)
-
-    def remove_member(self, project_id: str, user_id: str) -> None:
-        with self.db.write() as conn:
-            conn.execute(
-                "DELETE FROM members WHERE project_id = ? AND user_id = ?", (project_id, user_id)
-            )
-            self._keep_an_owner(conn, project_id)
-
-    @staticmethod
-    def _keep_an_owner(conn: sqlite3.Connection, project_id: str) -> None:
-        """Checked inside the write transaction, so two owners removing each other at once
-        cannot both succeed: the second sees the first's change and rolls back."""
-        (owners,) = conn.execute(
-            "SELECT count(*) FROM members WHERE project_id = ? AND role = 'owner'", (project_id,)
-        ).fetchone()
-        if owners == 0:
-            raise LastOwner(project_id)
+    # projects and members (storage/people.py) -----------------------------------------------
+    def lock_members(self, conn: Writer, project_id: str) -> None:
+        """Nothing: SQLite's one writer holds the whole database."""
 
     # documents ------------------------------------------------------------------------------
     def get_document(self, project_id: str, document_id: str) -> Document | None:
         row = self.db.row(
             mapping.DOC_SELECT + " WHERE d.id = ? AND +d.project_id = ?", document_id, project_id
-        )
-        return mapping.document(row) if row else None
-
-    def get_document_by_path(self, project_id: str, path: str) -> Document | None:
-        row = self.db.row(
-            mapping.DOC_SELECT + " WHERE d.project_id = ? AND d.path = ?", project_id, path
         )
         return mapping.document(row) if row else None
 
@@ -225,28 +118,6 @@ class SqliteStorage(IngestJobs, SqliteOverview, Tokens, Audit, Sources):
         assert row is not None
         return ProjectUsage(row["documents"], row["bytes"], row["chunks"], row["memories"])
 
-    def list_documents(
-        self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
-    ) -> list[Document]:
-        sql = mapping.DOC_SELECT + " WHERE d.project_id = ?"
-        args: list[Any] = [project_id]
-        if path_prefix:
-            # substr() rather than LIKE: paths may contain % and _.
-            sql += " AND substr(d.path, 1, ?) = ?"
-            args += [len(path_prefix), path_prefix]
-        if after_path is not None:
-            sql += " AND d.path > ?"
-            args.append(after_path)
-        sql += " ORDER BY d.path LIMIT ?"
-        args.append(limit)
-        return [mapping.document(r) for r in self.db.rows(sql, *args)]
-
-    def save_document_version(
-        self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
-    ) -> None:
-        with self.db.write() as conn:
-            write_version(conn, document, chunks, model_id, create=create)
-
     def delete_document(self, project_id: str, document_id: str) -> None:
         with self.db.write() as conn:
             conn.execute(
@@ -258,46 +129,7 @@ class SqliteStorage(IngestJobs, SqliteOverview, Tokens, Audit, Sources):
                 "DELETE FROM documents WHERE project_id = ? AND id = ?", (project_id, document_id)
             )
 
-    # memory stores and memories -------------------------------------------------------------
-    def create_memory_store(self, store: MemoryStore) -> None:
-        with self.db.write() as conn:
-            try:
-                conn.execute(
-                    "INSERT INTO memory_stores VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        store.id,
-                        store.project_id,
-                        store.name,
-                        json.dumps(store.tags),
-                        store.created_at,
-                        store.updated_at,
-                    ),
-                )
-            except sqlite3.IntegrityError as exc:
-                raise NameTaken(store.name) from exc
-
-    def get_memory_store(self, project_id: str, store_id: str) -> MemoryStore | None:
-        row = self.db.row(
-            "SELECT * FROM memory_stores WHERE project_id = ? AND id = ?", project_id, store_id
-        )
-        return mapping.store(row) if row else None
-
-    def list_memory_stores(self, project_id: str) -> list[MemoryStore]:
-        rows = self.db.rows(
-            "SELECT * FROM memory_stores WHERE project_id = ? ORDER BY name, id", project_id
-        )
-        return [mapping.store(r) for r in rows]
-
-    def update_memory_store(self, store: MemoryStore) -> None:
-        with self.db.write() as conn:
-            try:
-                conn.execute(
-                    "UPDATE memory_stores SET name = ?, tags = ?, updated_at = ? WHERE id = ?",
-                    (store.name, json.dumps(store.tags), store.updated_at, store.id),
-                )
-            except sqlite3.IntegrityError as exc:
-                raise NameTaken(store.name) from exc
-
+    # memories (their stores: storage/memory_stores.py) -------------------------------------
     def delete_memory_store(self, project_id: str, store_id: str) -> None:
         with self.db.write() as conn:
             conn.execute(
@@ -308,12 +140,6 @@ class SqliteStorage(IngestJobs, SqliteOverview, Tokens, Audit, Sources):
             conn.execute(
                 "DELETE FROM memory_stores WHERE project_id = ? AND id = ?", (project_id, store_id)
             )
-
-    def memory_hashes(self, store_id: str) -> dict[str, str]:
-        rows = self.db.rows(
-            "SELECT id, content_hash FROM memories WHERE memory_store_id = ?", store_id
-        )
-        return {r["id"]: r["content_hash"] for r in rows}
 
     def get_store_memories(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
         out: dict[tuple[str, str], Memory] = {}
@@ -336,30 +162,13 @@ class SqliteStorage(IngestJobs, SqliteOverview, Tokens, Audit, Sources):
         with self.db.write() as conn:
             self._delete_memory(conn, m.memory_store_id, m.id)
             conn.execute(
-                "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    m.id,
-                    m.project_id,
-                    m.memory_store_id,
-                    m.title,
-                    m.content,
-                    json.dumps(m.tags),
-                    m.revision,
-                    m.content_hash,
-                    path,
-                    m.created_at,
-                    m.updated_at,
-                ),
+                f"INSERT INTO memories ({mapping.MEMORY_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+                mapping.memory_row(m, path),
             )
-            insert_chunks(
-                conn,
-                m.project_id,
-                SourceType.MEMORY,
-                memory_owner(m.memory_store_id, m.id),
-                m.revision,
-                chunks,
-                model_id,
+            owner = ChunkOwner(
+                m.project_id, SourceType.MEMORY, memory_owner(m.memory_store_id, m.id), m.revision
             )
+            insert_chunks(conn, owner, chunks, model_id)
 
     @staticmethod
     def _delete_memory(conn: sqlite3.Connection, store_id: str, memory_id: str) -> None:

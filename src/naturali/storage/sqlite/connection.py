@@ -9,12 +9,20 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from naturali.storage.sql import Dialect
+
 
 class Database:
     """Also what an aggregate written once for both backends needs (storage/sql.py)."""
 
-    for_update = ""  # one writer at a time holds the whole database
-    skip_locked = ""
+    dialect = Dialect(
+        for_update="",
+        skip_locked="",
+        insertion_order="rowid",
+        project_key="id",
+        bytewise="",  # SQLite's default collation is bytewise
+        unique_violation=sqlite3.IntegrityError,
+    )
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -10,7 +10,7 @@ from typing import Any
 
 from naturali.model import utcnow
 from naturali.ports.state import GuardRow, JournalEntry, PlannedWrite
-from naturali.storage.rows import planned_write
+from naturali.storage.rows import history_row, mutation_row, planned_write
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS mutations_v1 (
@@ -59,14 +59,7 @@ def begin(conn: sqlite3.Connection, entry: JournalEntry) -> None:
     }
     conn.execute(
         "INSERT INTO mutations_v1 VALUES (?, ?, ?, ?, 'journaled', NULL, NULL, ?, ?)",
-        (
-            entry.request_id,
-            entry.operation,
-            entry.args_hash,
-            json.dumps(plan),
-            entry.created_at,
-            entry.created_at,
-        ),
+        mutation_row(entry, json.dumps(plan)),
     )
 
 
@@ -80,19 +73,7 @@ def record(conn: sqlite3.Connection, request_id: str, receipt: dict[str, Any]) -
     )
     conn.executemany(
         "INSERT OR REPLACE INTO history_v1 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                w.record_id,
-                w.revision,
-                request_id,
-                entry.operation,
-                w.lifecycle,
-                w.path,
-                w.sha256,
-                receipt["at"],
-            )
-            for w in entry.writes
-        ],
+        [history_row(w, request_id, entry.operation, receipt["at"]) for w in entry.writes],
     )
     return list(entry.guards)
 

@@ -1,10 +1,10 @@
-"""A project's page in ``catalog.sqlite`` (ports/storage.py OverviewStorage): its folders
-counted in one grouped scan of its paths, its jobs, its stores' sizes."""
+"""A project's folders in ``catalog.sqlite`` (ports/storage.py OverviewStorage), counted in
+one grouped scan of its paths; the rest of its page is storage/overview.py."""
 
 from __future__ import annotations
 
-from naturali.model import Folder, IngestJobStatus
-from naturali.storage import rows as mapping
+from naturali.model import Folder
+from naturali.storage.overview import Overview
 from naturali.storage.sqlite.connection import Database
 
 # The folder of a path under the prefix: the prefix and the rest up to its first "/", or the
@@ -21,16 +21,8 @@ FOLDERS = """
     GROUP BY folder HAVING folder > :after ORDER BY folder LIMIT :limit
 """
 
-JOBS = """
-    SELECT j.id, j.document_id, coalesce(d.path, '') AS path, j.state, j.chunks_total,
-           j.chunks_done, j.error, j.created_at, j.pages_total, j.pages_done
-    FROM ingest_jobs j LEFT JOIN documents d ON d.id = j.document_id
-    WHERE j.project_id = ? AND (j.created_at, j.id) > (?, ?)
-    ORDER BY j.created_at, j.id LIMIT ?
-"""
 
-
-class SqliteOverview:
+class SqliteOverview(Overview):
     db: Database
 
     def document_folders(
@@ -39,24 +31,3 @@ class SqliteOverview:
         args = {"prefix": prefix, "project": project_id, "after": after or "", "limit": limit}
         rows = self.db.conn().execute(FOLDERS, args)
         return [Folder(r["folder"], int(r["documents"]), int(r["chunks"])) for r in rows]
-
-    def list_ingest_jobs(
-        self, project_id: str, after: tuple[str, str] | None, limit: int
-    ) -> list[IngestJobStatus]:
-        rows = self.db.conn().execute(JOBS, (project_id, *(after or ("", "")), limit))
-        return [mapping.ingest_job_status(r) for r in rows]
-
-    def project_ingest_counts(self, project_id: str) -> dict[str, int]:
-        rows = self.db.conn().execute(
-            "SELECT state, count(*) AS n FROM ingest_jobs WHERE project_id = ? GROUP BY state",
-            (project_id,),
-        )
-        return mapping.job_counts(rows)
-
-    def memory_counts(self, project_id: str) -> dict[str, int]:
-        rows = self.db.conn().execute(
-            "SELECT memory_store_id, count(*) AS n FROM memories WHERE project_id = ? "
-            "GROUP BY memory_store_id",
-            (project_id,),
-        )
-        return {r["memory_store_id"]: int(r["n"]) for r in rows}

@@ -25,6 +25,7 @@ from naturali.ports.state import (
     SessionRow,
     TemporalRow,
 )
+from naturali.storage.rows import session_row
 from naturali.storage.sqlite import journal
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.temporal import TemporalProjection
@@ -148,14 +149,7 @@ class SqliteState:
                 "INSERT INTO session_activity_v1 VALUES (?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (session_id) DO UPDATE SET last_active_at = excluded.last_active_at,"
                 " writes = writes + excluded.writes",
-                (
-                    session.session_id,
-                    session.pid,
-                    session.host,
-                    session.started_at,
-                    utcnow(),
-                    writes,
-                ),
+                session_row(session, utcnow(), writes),
             )
 
     def sessions(self) -> list[SessionRow]:

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
+from typing import cast
 
-from naturali.ids import new_id
 from naturali.model import Document, SourceType
 from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, VersionConflict
-from naturali.storage.rows import document_fields
+from naturali.storage.rows import (
+    CHUNK_COLUMNS,
+    VERSION_COLUMNS,
+    ChunkOwner,
+    chunk_rows,
+    document_fields,
+    version_row,
+)
+from naturali.storage.sql import Writer
 
 
 def insert_document(conn: sqlite3.Connection, d: Document) -> None:
@@ -33,14 +40,16 @@ def update_document(conn: sqlite3.Connection, d: Document) -> None:
 
 
 def write_version(
-    conn: sqlite3.Connection,
+    writer: Writer,
     d: Document,
     chunks: Sequence[EmbeddedChunk],
     model_id: str,
     *,
     create: bool,
 ) -> None:
-    """A new document, or its next version fenced by the one before, with its chunks."""
+    """A new document, or its next version fenced by the one before, with its chunks, in a
+    ``writing`` transaction."""
+    conn = cast(sqlite3.Connection, writer)
     try:
         if create:
             insert_document(conn, d)
@@ -49,57 +58,20 @@ def write_version(
     except sqlite3.IntegrityError as exc:
         raise DocumentPathTaken(d.path) from exc
     conn.execute(
-        "INSERT INTO document_versions (document_id, version, file_id, filename, size, "
-        "content_type, content_hash, chunk_count, page_count, warnings, created_at, reading) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            d.id,
-            d.version,
-            d.file_id,
-            d.filename,
-            d.size,
-            d.content_type,
-            d.content_hash,
-            d.chunk_count,
-            d.page_count,
-            json.dumps(d.warnings),
-            d.updated_at,
-            json.dumps(d.reading) if d.reading is not None else None,
-        ),
+        f"INSERT INTO document_versions ({VERSION_COLUMNS}) VALUES ({_marks(12)})",
+        version_row(d),
     )
-    insert_chunks(conn, d.project_id, SourceType.DOCUMENT, d.id, d.version, chunks, model_id)
+    owner = ChunkOwner(d.project_id, SourceType.DOCUMENT, d.id, d.version)
+    insert_chunks(conn, owner, chunks, model_id)
     conn.execute("DELETE FROM ingest_jobs WHERE document_id = ?", (d.id,))  # the newest wins
 
 
 def insert_chunks(
-    conn: sqlite3.Connection,
-    project_id: str,
-    source_type: SourceType,
-    owner_id: str,
-    version: int,
-    chunks: Sequence[EmbeddedChunk],
-    model_id: str,
+    conn: sqlite3.Connection, owner: ChunkOwner, chunks: Sequence[EmbeddedChunk], model_id: str
 ) -> None:
-    conn.executemany(
-        "INSERT INTO chunks (id, project_id, source_type, owner_id, version, ordinal, page, "
-        "start_offset, end_offset, text, vector, model, context) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        [
-            (
-                new_id("chunk"),
-                project_id,
-                source_type,
-                owner_id,
-                version,
-                c.draft.ordinal,
-                c.draft.page,
-                c.draft.start,
-                c.draft.end,
-                c.draft.text,
-                c.vector,
-                model_id,
-                c.draft.context,
-            )
-            for c in chunks
-        ],
-    )
+    rows = chunk_rows(owner, chunks, model_id, bytes)
+    conn.executemany(f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES ({_marks(13)})", rows)
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)

@@ -1,6 +1,7 @@
 """The search indexes of one server: one ``ProjectIndex`` per project, synced with the store
-before each search, kept within a memory budget, and saved as snapshots in the cache dir so a
-restarted server does not rebuild them from every chunk."""
+before each search behind its gate, held within a memory budget (``cache``), and saved as
+snapshots in the cache dir so a restarted server does not rebuild them from every chunk; what
+need not hold up a search or a write is left to ``jobs``."""
 
 from __future__ import annotations
 
@@ -18,9 +19,11 @@ from typing import TypeVar
 from naturali.model import IndexState
 from naturali.ports.storage import ChunkChanges, Storage
 from naturali.ports.vector_search import VectorSearch
-from naturali.retrieval import snapshot
-from naturali.retrieval.gate import Gate
 from naturali.retrieval.index import ProjectIndex
+from naturali.retrieval.indexes import snapshot
+from naturali.retrieval.indexes.cache import IndexCache
+from naturali.retrieval.indexes.gate import Gate
+from naturali.retrieval.indexes.jobs import IndexJobs
 from naturali.retrieval.owners import read_owners
 from naturali.retrieval.vector_leg.stored_vectors import StoredVectors
 
@@ -67,29 +70,16 @@ class IndexRegistry:
         self._vector_search = storage.vector_search() if stored_vectors_from else None
         self._stored_vectors_from = stored_vectors_from
         self._building: set[str] = set()  # projects whose store-side index was asked for
-        self._builders: list[threading.Thread] = []
         self._dimension = dimension
         self._model_id = model_id
-        self._budget = memory_budget
-        # What the budget dropped since start: indexes, and their bytes (GET /metrics).
-        self.evictions = 0
-        self.evicted_bytes = 0
+        self.cache = IndexCache(memory_budget)
+        self.jobs = IndexJobs()  # run by the composition root's thread
         self._snapshots = snapshots
         # Saved when this many rows were appended since the last save, and at least a fifth
         # of the index: often enough that a restart reads little, rarely enough to cost little.
         self._snapshot_rows = snapshot_rows
-        # Least recently searched first: a dict keeps insertion order, and a search moves
-        # its project to the end.
-        self._indexes: dict[str, ProjectIndex] = {}
-        # Each loaded index's size when it was last searched, and their sum: a search adds up
-        # its own, not every loaded one's (a thousand of them cost a search 15 ms).
-        self._sizes: dict[str, int] = {}
-        self._held = 0
         self._gates: dict[str, Gate] = {}
         self._saved_rows: dict[str, int] = {}  # project → index rows when last saved
-        self._saving: dict[str, threading.Thread] = {}
-        self._to_prepare: dict[str, None] = {}  # projects written, in order (``written``)
-        self._preparer: threading.Thread | None = None
         self._guard = threading.Lock()
 
     @contextmanager
@@ -102,8 +92,7 @@ class IndexRegistry:
         """
         gate = self._gate(project_id)
         with gate.read():
-            with self._guard:
-                index = self._indexes.get(project_id)
+            index = self.cache.get(project_id)
             seen = self._changes(index)
             if index is not None and seen is not None and not seen.changes_anything:
                 self._touch(project_id, index)
@@ -133,8 +122,7 @@ class IndexRegistry:
         """Bring the project's index up to date (the caller holds its gate for writing).
         ``seen`` are changes read under the read gate: used again when no other sync moved
         the index's cursors since, so the new chunks are not read twice."""
-        with self._guard:
-            index = self._indexes.get(project_id)
+        index = self.cache.get(project_id)
         if index is None or _needs_rebuild(index):
             index = self._fresh(project_id, reuse_snapshot=index is None)
             seen = None
@@ -164,27 +152,9 @@ class IndexRegistry:
         here has its snapshot brought up to date in the background, so that its next first
         search reads one file instead of tokenising every chunk: on a host of many small
         projects, most searches are some project's first. A loaded index syncs at its next
-        search, and a larger project's snapshot is saved by the searches (``_worth_saving``).
-        One thread prepares them in turn, however many projects are written at once."""
-        with self._guard:
-            if self._snapshots is None or project_id in self._indexes:
-                return
-            self._to_prepare[project_id] = None
-            if self._preparer is None:
-                self._preparer = threading.Thread(
-                    target=self._prepare_each, name="naturali-prepare", daemon=True
-                )
-                self._preparer.start()
-
-    def _prepare_each(self) -> None:
-        while True:
-            with self._guard:
-                if not self._to_prepare:
-                    self._preparer = None
-                    return
-                project_id = next(iter(self._to_prepare))
-                del self._to_prepare[project_id]
-            self._prepare(project_id)
+        search, and a larger project's snapshot is saved by the searches (``_worth_saving``)."""
+        if self._snapshots is not None and project_id not in self.cache:
+            self.jobs.add("prepare", project_id, functools.partial(self._prepare, project_id))
 
     def _prepare(self, project_id: str) -> None:
         assert self._snapshots is not None
@@ -194,9 +164,8 @@ class IndexRegistry:
             if self._storage.project_usage(project_id).chunks > PREPARED_ROWS:
                 return
             with self._gate(project_id).write():
-                with self._guard:
-                    if project_id in self._indexes:
-                        return  # a search loaded it meanwhile
+                if project_id in self.cache:
+                    return  # a search loaded it meanwhile
                 index = self._fresh(project_id, reuse_snapshot=True)
                 if _needs_rebuild(index):
                     index = self._fresh(project_id, reuse_snapshot=False)
@@ -224,10 +193,7 @@ class IndexRegistry:
             build = functools.partial(
                 self._build_stored, search, project_id, index.model_id, index.dimension
             )
-            builder = threading.Thread(target=build, name="naturali-vector-index", daemon=True)
-            with self._guard:
-                self._builders.append(builder)
-            builder.start()
+            self.jobs.add("build", project_id, build)
         return StoredVectors(search, index)
 
     @staticmethod
@@ -281,17 +247,14 @@ class IndexRegistry:
         return restored
 
     def _restore(self, project_id: str, exists: Callable[[str], bool]) -> bool:
-        if self._held >= self._budget or not exists(project_id):
+        if self.cache.held >= self.cache.budget or not exists(project_id):
             return False
         with self._gate(project_id).write():
-            with self._guard:
-                if project_id in self._indexes:
-                    return False  # a search loaded it first
+            if project_id in self.cache:
+                return False  # a search loaded it first
             index = self._saved(project_id)
-            if index is None:
+            if index is None or not self.cache.put(project_id, index):
                 return False
-            with self._guard:
-                self._indexes[project_id] = index
             self._sync(project_id, None)  # what the store changed since the snapshot
         return True
 
@@ -307,7 +270,7 @@ class IndexRegistry:
         appended = index.n - saved
         return (
             self._snapshots is not None
-            and index.project_id not in self._saving
+            and not self.jobs.pending("save", index.project_id)
             and (
                 (appended >= self._snapshot_rows and appended * 5 >= index.n)
                 or (saved == 0 and index.n > 0)
@@ -317,33 +280,21 @@ class IndexRegistry:
     def _save_later(self, project_id: str, evicted: ProjectIndex | None = None) -> None:
         """Save in the background, after the search that found it worth saving returns (or
         the index the budget just dropped, so that it comes back from its snapshot alone)."""
-        thread = threading.Thread(
-            target=self._save, args=(project_id, evicted), name="naturali-snapshot", daemon=True
-        )
-        with self._guard:
-            self._saving[project_id] = thread
-        thread.start()
+        self.jobs.add("save", project_id, functools.partial(self._save, project_id, evicted))
 
     def _save(self, project_id: str, evicted: ProjectIndex | None = None) -> None:
         """Save the project's index (or ``evicted``), then read its float32 rows from the file
         saved rather than from memory (a project built by this server holds none after)."""
         gate = self._gate(project_id)
-        try:
-            with gate.read():  # searches go on; syncs wait
-                with self._guard:
-                    index = evicted or self._indexes.get(project_id)
-                if index is None or self._snapshots is None:
-                    return
-                snapshot.save(index, self._snapshots, self._newest(index))
-                self._saved_rows[project_id] = index.n
-            with gate.write():  # a search reads the rows where they are, not midway
-                with self._guard:
-                    current = self._indexes.get(project_id)
-                if current is index:
-                    snapshot.remap(index, self._snapshots)
-        finally:
-            with self._guard:
-                self._saving.pop(project_id, None)
+        with gate.read():  # searches go on; syncs wait
+            index = evicted or self.cache.get(project_id)
+            if index is None or self._snapshots is None:
+                return
+            snapshot.save(index, self._snapshots, self._newest(index))
+            self._saved_rows[project_id] = index.n
+        with gate.write():  # a search reads the rows where they are, not midway
+            if self.cache.get(project_id) is index:
+                snapshot.remap(index, self._snapshots)
 
     def _newest(self, index: ProjectIndex) -> snapshot.Newest | None:
         live = index.seqs[: index.n][index.live_rows]
@@ -354,87 +305,40 @@ class IndexRegistry:
         return (seq, chunk.id) if chunk is not None else None
 
     def close(self) -> None:
-        """Wait for snapshots being written, then save every index changed since its last."""
-        with self._guard:
-            # The projects still to prepare are done first: each is a few milliseconds
-            # (small ones only), and a restart's first searches would pay more.
-            preparer = [self._preparer] if self._preparer is not None else []
-            pending = list(self._saving.values()) + self._builders + preparer
-            changed = [p for p, i in self._indexes.items() if self._unsaved(p, i)]
-        # Joined before the store closes: a thread must never outlive its database.
-        for thread in pending:
-            thread.join()
+        """Do the work left for the background (its thread stopped first), then save every
+        index changed since its last snapshot. The projects still to prepare are done too:
+        each is a few milliseconds (small ones only), and a restart's first searches would
+        pay more."""
+        self.jobs.drain()
         if self._snapshots is not None:
-            for project_id in changed:
-                self._save(project_id)
+            for project_id, index in self.cache.items():
+                if self._unsaved(project_id, index):
+                    self._save(project_id)
 
     def _unsaved(self, project_id: str, index: ProjectIndex) -> bool:
         """Changed since its last snapshot."""
         return index.n != self._saved_rows.get(project_id, 0)
 
     def _touch(self, project_id: str, index: ProjectIndex) -> None:
-        """Mark the project most recently searched, then drop the least recently searched
-        other projects' indexes while all of them exceed the memory budget (a dropped index
-        is reloaded from the store on its next search)."""
-        with self._guard:
-            self._indexes.pop(project_id, None)
-            self._indexes[project_id] = index
-            size = index.memory_bytes()
-            self._held += size - self._sizes.get(project_id, 0)
-            self._sizes[project_id] = size
-            unsaved: list[tuple[str, ProjectIndex]] = []
-            while self._held > self._budget:
-                victim = next(iter(self._indexes))  # the least recently searched
-                if victim == project_id:
-                    break
-                dropped = self._indexes.pop(victim)
-                evicted = self._sizes.pop(victim)
-                self._held -= evicted
-                self.evictions += 1
-                self.evicted_bytes += evicted
-                if self._unsaved(victim, dropped) and victim not in self._saving:
-                    unsaved.append((victim, dropped))
-        for victim, dropped in unsaved if self._snapshots is not None else []:
-            self._save_later(victim, dropped)
-
-    @property
-    def budget(self) -> int:
-        return self._budget
-
-    def loaded(self) -> dict[str, int]:
-        """Projects whose index is in memory, least recently searched first, with its size."""
-        with self._guard:
-            return {p: i.memory_bytes() for p, i in self._indexes.items()}
+        """Mark the project most recently searched; what the budget drops for it is saved
+        first when it changed since its snapshot (it is reloaded from the store otherwise)."""
+        for victim, dropped in self.cache.touch(project_id, index):
+            if self._snapshots is not None and self._unsaved(victim, dropped):
+                self._save_later(victim, dropped)
 
     def state(self, project_id: str) -> IndexState:
         """How this server holds the project's index now, without loading it: a project
         not searched since start (or evicted) is loaded by its next search."""
-        with self._guard:
-            index = self._indexes.get(project_id)
-        if index is None:
-            return IndexState(loaded=False, budget_bytes=self._budget)
-        return IndexState(
-            loaded=True,
-            budget_bytes=self._budget,
-            rows=index.n - index.dead,
-            memory_bytes=index.memory_bytes(),
-            mapped_bytes=index.mapped_bytes(),
-            vector_leg="database" if index.stored_vectors is not None else "memory",
-        )
+        return self.cache.state(project_id)
 
     def reset(self) -> None:
         """Forget every index and snapshot (vectors changed in place, e.g. after re-embedding)."""
+        self.jobs.drain()
+        self.cache.clear()
         with self._guard:
-            pending = list(self._saving.values())
-        for thread in pending:
-            thread.join()
-        with self._guard:
-            self._indexes.clear()
-            self._sizes.clear()
-            self._held = 0
             self._saved_rows.clear()
-            if self._snapshots is not None:
-                shutil.rmtree(self._snapshots, ignore_errors=True)
+        if self._snapshots is not None:
+            shutil.rmtree(self._snapshots, ignore_errors=True)
 
 
 def _needs_rebuild(index: ProjectIndex) -> bool:

@@ -1,20 +1,11 @@
-"""The operation catalogue: every knowledge operation declared once — its name, request
-model, result model, required role, where it lives over HTTP, and the service method that
-runs it. The HTTP routes (api/operation_routes.py), the MCP tools and the CLI's ``knowledge``
-commands are generated from it, with its descriptions; the SDK is checked against it
-(tests/test_catalogue.py).
-
-The catalogue covers the records tools of a memory store (docs/spec/retrieval-and-dates.md),
-the project's knowledge search (docs/spec/search-api.md) and the reads an agent needs to act on
-a hit (a document's passages, the project's documents and stores); the rest of the CRUD of
-projects, members, documents, stores and memories is listed in ``service/resources.py`` for
-the same checks.
-"""
+"""The knowledge tools of a project: its search (docs/spec/search-api.md) and the reads an
+agent needs to act on a hit (a document's passages, the project's documents and stores)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from naturali.catalogue.operation import PROJECT, Operation, Target
 from naturali.contracts.resources import (
     DocumentList,
     DocumentOut,
@@ -26,8 +17,6 @@ from naturali.contracts.resources import (
 )
 from naturali.model import User
 from naturali.service import requests as req
-from naturali.service.memory.record_operations import RECORD_OPERATIONS
-from naturali.service.operation import PROJECT, Operation, Target
 
 if TYPE_CHECKING:
     from naturali.service.container import Services
@@ -86,7 +75,7 @@ def _stores(
     return MemoryStoreList(data=[MemoryStoreOut.of(s) for s in stores])
 
 
-OPERATIONS: tuple[Operation, ...] = (
+KNOWLEDGE: tuple[Operation, ...] = (
     Operation(
         "knowledge_search",
         (
@@ -170,6 +159,4 @@ OPERATIONS: tuple[Operation, ...] = (
         tag="memory stores",
         http_name="list_stores",
     ),
-    *RECORD_OPERATIONS,
 )
-BY_NAME = {op.name: op for op in OPERATIONS}

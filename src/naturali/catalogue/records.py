@@ -1,5 +1,5 @@
 """The records tools of a memory store (docs/spec/retrieval-and-dates.md) as operations of the
-catalogue (service/operations.py): the reads — grep, lookup, inventory, one record, the
+catalogue: the reads — grep, lookup, inventory, one record, the
 timeline and chronicle — and the journaled writes with their receipts and history."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from naturali.catalogue.operation import STORE_BASE, Operation, Runner, Target
 from naturali.contracts import records as results
 from naturali.model import User
 from naturali.service.memory import record_requests as records_req
-from naturali.service.operation import STORE_BASE, Operation, Runner, Target
 
 if TYPE_CHECKING:
     from naturali.service.container import Services
@@ -50,7 +50,7 @@ def _resume(services: Services, user: User, target: Target, request: Any) -> Bas
     return services.mutations.resume(user, target.project_id, target.store_id)
 
 
-RECORD_OPERATIONS: tuple[Operation, ...] = (
+RECORDS: tuple[Operation, ...] = (
     Operation(
         "knowledge_grep",
         (

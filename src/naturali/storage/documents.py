@@ -1,0 +1,61 @@
+"""A project's documents (ports/storage.py), on either backend: a new version written (each
+engine's ``write_version``), one by its path, and a page of them in path order (bytewise, as
+the cursor compares them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from naturali.model import Document
+from naturali.ports.storage import EmbeddedChunk
+from naturali.storage import rows as mapping
+from naturali.storage.sql import SqlDatabase, Writer
+
+
+class Documents:
+    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
+
+        @property
+        def db(self) -> SqlDatabase: ...
+
+        # A document with its current version: the join of its backend's keys.
+        doc_select: str
+
+        @staticmethod
+        def write_version(
+            writer: Writer,
+            d: Document,
+            chunks: Sequence[EmbeddedChunk],
+            model_id: str,
+            *,
+            create: bool,
+        ) -> None: ...
+
+    def save_document_version(
+        self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
+    ) -> None:
+        with self.db.writing() as conn:
+            self.write_version(conn, document, chunks, model_id, create=create)
+
+    def get_document_by_path(self, project_id: str, path: str) -> Document | None:
+        sql = self.doc_select + " WHERE d.project_id = ? AND d.path = ?"
+        row = self.db.row(sql, project_id, path)
+        return mapping.document(row) if row else None
+
+    def list_documents(
+        self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
+    ) -> list[Document]:
+        sql = self.doc_select + " WHERE d.project_id = ?"
+        args: list[Any] = [project_id]
+        if path_prefix:
+            # substr() rather than LIKE: paths may contain % and _.
+            sql += " AND substr(d.path, 1, ?) = ?"
+            args += [len(path_prefix), path_prefix]
+        bytewise = self.db.dialect.bytewise
+        if after_path is not None:
+            sql += f" AND d.path > ?{bytewise}"
+            args.append(after_path)
+        sql += f" ORDER BY d.path{bytewise} LIMIT ?"
+        args.append(limit)
+        return [mapping.document(r) for r in self.db.rows(sql, *args)]

@@ -1,0 +1,108 @@
+"""Users, projects and their members (ports/storage.py), on either backend. A project keeps
+an owner: the rule is checked in the transaction that changes its members, after the
+backend's lock of them (``lock_members``), so two owners removing each other at once cannot
+both succeed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from naturali.model import Member, Project, Role, User
+from naturali.ports.storage import LastOwner
+from naturali.storage import rows as mapping
+from naturali.storage.sql import SqlDatabase, Writer
+
+PUT_MEMBER = (
+    "INSERT INTO members (project_id, user_id, role, created_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (project_id, user_id) DO UPDATE SET role = excluded.role"
+)
+OWNERS = "SELECT count(*) AS n FROM members WHERE project_id = ? AND role = 'owner'"
+
+
+def _user(row: object | None) -> User | None:
+    r = cast(dict[str, str], row)
+    return User(r["id"], r["name"], r["created_at"]) if row else None
+
+
+class People:
+    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
+
+        @property
+        def db(self) -> SqlDatabase: ...
+
+        def lock_members(self, conn: Writer, project_id: str) -> None: ...
+
+    def get_user(self, user_id: str) -> User | None:
+        return _user(self.db.row("SELECT * FROM users WHERE id = ?", user_id))
+
+    def oldest_user(self) -> User | None:
+        order = f"created_at, {self.db.dialect.insertion_order}"
+        return _user(self.db.row(f"SELECT * FROM users ORDER BY {order} LIMIT 1"))
+
+    def count_users(self) -> int:
+        row = self.db.row("SELECT count(*) AS n FROM users")
+        return int(row["n"]) if row else 0
+
+    def create_project(self, project: Project, owner: Member) -> None:
+        key = self.db.dialect.project_key
+        with self.db.writing() as conn:
+            conn.execute(
+                f"INSERT INTO projects ({key}, name, created_at) VALUES (?, ?, ?)",
+                (project.id, project.name, project.created_at),
+            )
+            conn.execute(PUT_MEMBER, _member_row(owner))
+
+    def get_project(self, project_id: str) -> Project | None:
+        key = self.db.dialect.project_key
+        row = self.db.row(f"SELECT * FROM projects WHERE {key} = ?", project_id)
+        return Project(row[key], row["name"], row["created_at"]) if row else None
+
+    def list_projects(self, user_id: str) -> list[tuple[Project, Member]]:
+        key = self.db.dialect.project_key
+        rows = self.db.rows(
+            f"SELECT p.*, m.role, m.created_at AS joined FROM projects p JOIN members m "
+            f"ON m.project_id = p.{key} WHERE m.user_id = ? ORDER BY p.created_at, p.{key}",
+            user_id,
+        )
+        return [
+            (
+                Project(r[key], r["name"], r["created_at"]),
+                Member(r[key], user_id, cast(Role, r["role"]), r["joined"]),
+            )
+            for r in rows
+        ]
+
+    def get_member(self, project_id: str, user_id: str) -> Member | None:
+        row = self.db.row(
+            "SELECT * FROM members WHERE project_id = ? AND user_id = ?", project_id, user_id
+        )
+        return mapping.member(row) if row else None
+
+    def list_members(self, project_id: str) -> list[Member]:
+        rows = self.db.rows(
+            "SELECT * FROM members WHERE project_id = ? ORDER BY created_at, user_id", project_id
+        )
+        return [mapping.member(r) for r in rows]
+
+    def put_member(self, member: Member) -> None:
+        with self.db.writing() as conn:
+            self.lock_members(conn, member.project_id)
+            conn.execute(PUT_MEMBER, _member_row(member))
+            _keep_an_owner(conn, member.project_id)
+
+    def remove_member(self, project_id: str, user_id: str) -> None:
+        with self.db.writing() as conn:
+            self.lock_members(conn, project_id)
+            conn.execute(
+                "DELETE FROM members WHERE project_id = ? AND user_id = ?", (project_id, user_id)
+            )
+            _keep_an_owner(conn, project_id)
+
+
+def _member_row(m: Member) -> tuple[str, str, str, str]:
+    return (m.project_id, m.user_id, m.role, m.created_at)
+
+
+def _keep_an_owner(conn: Writer, project_id: str) -> None:
+    if conn.execute(OWNERS, (project_id,)).fetchone()["n"] == 0:
+        raise LastOwner(project_id)
