@@ -49,11 +49,15 @@ def doc_ranking(paths: list[str]) -> list[str]:
     return list(seen)
 
 
-def ensure_ingested(naturali: Any, user: Any, path: Path, limit: int | None) -> str:
+def ensure_ingested(
+    naturali: Any, user: Any, path: Path, limit: int | None, model: str | None = None
+) -> str:
+    """The collection's project (embedded with ``model``; None: the server's), ingested once."""
+    name = f"beir-{path.parent.name}-{path.name}" + (f"@{model}" if model else "")
     for project, _ in naturali.projects.list(user):
-        if project.name == f"beir-{path.name}":
+        if project.name == name:
             return str(project.id)
-    project, _ = naturali.projects.create(user, f"beir-{path.name}")
+    project, _ = naturali.projects.create(user, name, model)
     docs = list(islice(corpus(path), limit))
     started = time.perf_counter()
     for i in range(0, len(docs), 256):

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import Api
 from naturali.model import Source
+from naturali.settings import BGE_SMALL
 
 Body = Callable[["World"], dict[str, Any] | None]
 
@@ -67,6 +68,7 @@ OPERATIONS: dict[tuple[str, str], tuple[str, Body]] = {
     ("post", "/v1/tokens"): ("admin", lambda w: {"name": "authz"}),
     ("delete", "/v1/tokens/{token_id}"): ("admin", _no_body),
     ("get", "/v1/projects/{project_id}"): ("read", _no_body),
+    ("patch", "/v1/projects/{project_id}"): ("owner", lambda w: {"embedding_model": BGE_SMALL}),
     ("get", "/v1/projects/{project_id}/usage"): ("read", _no_body),
     ("get", "/v1/projects/{project_id}/audit"): ("owner", _no_body),
     ("get", "/v1/projects/{project_id}/members"): ("read", _no_body),

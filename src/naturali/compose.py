@@ -15,12 +15,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from naturali.embed.factory import build_embedder, build_reranker
+from naturali.embed.factory import build_embedder, build_named, build_reranker, default_name
 from naturali.ports.embedder import Embedder
 from naturali.ports.state import StateFactory
 from naturali.ports.storage import Storage
 from naturali.retrieval.vector_leg.vectors import ScanPool
 from naturali.service.container import Concurrency, Services
+from naturali.service.knowledge.embedders import Embedders
 from naturali.settings import Settings
 from naturali.storage.sqlite.catalog import SqliteStorage
 from naturali.storage.sqlite.state import SqliteState
@@ -36,7 +37,12 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
         settings,
         storage,
         (state, SqliteState),  # the store's state; a scratch one for projections (asOf)
-        (lambda: embedder) if embedder is not None else (lambda: build_embedder(settings)),
+        Embedders(
+            storage,
+            (lambda: embedder) if embedder is not None else (lambda: build_embedder(settings)),
+            lambda name: build_named(settings, name),
+            default_name(settings),
+        ),
         concurrency(settings),
         lambda: build_reranker(settings, _rerank_pool(settings)),
     )

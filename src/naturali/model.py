@@ -86,6 +86,10 @@ class Project:
     id: str
     name: str
     created_at: str
+    # The model its passages and questions are embedded with (None: the server's), and the
+    # one it is moving to while its vectors are made again (searches use the first until then).
+    embedding_model: str | None = None
+    embedding_model_next: str | None = None
 
 
 @dataclass(frozen=True)

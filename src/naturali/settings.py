@@ -18,6 +18,10 @@ MiB = 1024 * 1024
 # The embedding models naturali ships (embed/models.py loads them by these names); the first
 # is the default.
 BGE_SMALL, MINILM = SHIPPED_MODELS = ("bge-small-en-v1.5", "all-MiniLM-L6-v2")
+# What a project may choose to be embedded with (embed/factory.py): the English default, and
+# multilingual-e5-small (the ``multilingual`` extra).
+MULTILINGUAL = "multilingual-e5-small"
+PROJECT_MODELS = (BGE_SMALL, MULTILINGUAL)
 
 
 @dataclass(frozen=True)

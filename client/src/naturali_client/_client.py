@@ -57,8 +57,18 @@ class Tokens(Resource):
 
 
 class Projects(Resource):
-    def create(self, *, name: str) -> Project:
-        return Project.model_validate(self._call("POST", "/v1/projects", json={"name": name}))
+    def create(self, *, name: str, embedding_model: str | None = None) -> Project:
+        """A project of the caller's; ``embedding_model``: "bge-small-en-v1.5" (English) or
+        "multilingual-e5-small" (100 languages; default: the server's model)."""
+        body = _clean({"name": name, "embedding_model": embedding_model})
+        return Project.model_validate(self._call("POST", "/v1/projects", json=body))
+
+    def update(self, *, project_id: str, embedding_model: str) -> Project:
+        """Move the project to another embedding model: its passages are embedded again in
+        the background (``chunks_to_reembed`` counts down); searches use the model it had
+        until every one is done."""
+        body = {"embedding_model": embedding_model}
+        return Project.model_validate(self._call("PATCH", f"/v1/projects/{project_id}", json=body))
 
     def list(self) -> builtins.list[Project]:
         return [Project.model_validate(p) for p in self._call("GET", "/v1/projects")["data"]]

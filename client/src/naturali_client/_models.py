@@ -21,6 +21,12 @@ class Project(_Model):
     role: str
     # When it was created (UTC).
     created_at: str
+    # The model passages are embedded with.
+    embedding_model: str
+    # The model the project is moving to, its passages embedded again (null: none).
+    embedding_model_next: str | None = None
+    # While it moves: passages still to embed again by the new model (null: no move).
+    chunks_to_reembed: int | None = None
 
 
 class Token(_Model):
@@ -215,6 +221,8 @@ class Explanation(_Model):
     rerank: float | None = None
     # Where the query's terms, as the lexical leg tokenised them, occur in content.
     matches: list[TermMatch] = []
+    # The language the lexical leg read content in (ISO 639-1: en, de, zh…).
+    language: str | None = None
 
 
 class DocumentKnowledgeResult(_Model):

@@ -39,6 +39,7 @@ def create_app(naturali: Services, *, close_on_shutdown: bool = False) -> FastAP
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         naturali.ingestion.start()  # jobs a stopped server left resume
         naturali.source_worker.start()  # and syncs that are due
+        naturali.model_work.start()  # and projects moving to another embedding model
         yield
         if close_on_shutdown:
             naturali.close()

@@ -27,15 +27,27 @@ if TYPE_CHECKING:
 
 
 def _create_project(s: Services, user: User, t: Target, r: req.ProjectCreate) -> ProjectOut:
-    return ProjectOut.of(*s.projects.create(user, r.name))
+    if r.embedding_model is not None:
+        s.model_changes.check(r.embedding_model)
+    project, member = s.projects.create(user, r.name, r.embedding_model)
+    return ProjectOut.of(project, member, s.embedders.name_of(project))
 
 
 def _list_projects(s: Services, user: User, t: Target, r: Any) -> ProjectList:
-    return ProjectList(data=[ProjectOut.of(p, m) for p, m in s.projects.list(user)])
+    found = s.projects.list(user)
+    return ProjectList(data=[ProjectOut.of(p, m, s.embedders.name_of(p)) for p, m in found])
 
 
 def _get_project(s: Services, user: User, t: Target, r: Any) -> ProjectOut:
-    return ProjectOut.of(*s.projects.get(user, t.project_id))
+    project, member = s.projects.get(user, t.project_id)
+    left = s.model_changes.left(project)
+    return ProjectOut.of(project, member, s.embedders.name_of(project), left)
+
+
+def _update_project(s: Services, user: User, t: Target, r: req.ProjectUpdate) -> ProjectOut:
+    project, member = s.projects.get(user, t.project_id)
+    moved = s.model_changes.move(project, r.embedding_model)
+    return ProjectOut.of(moved, member, s.embedders.name_of(moved), s.model_changes.left(moved))
 
 
 def _usage(s: Services, user: User, t: Target, r: Any) -> UsageOut:
@@ -133,6 +145,21 @@ PROJECTS: tuple[Operation, ...] = (
         sdk="projects.get",
         tag="projects",
         errors=(),
+    ),
+    Operation(
+        "update_project",
+        "Change the project's embedding model (owners only): its passages are embedded again "
+        "in the background (chunks_to_reembed counts down), and its searches use the model "
+        "it had until every one is done.",
+        req.ProjectUpdate,
+        ProjectOut,
+        "owner",
+        "PATCH",
+        PROJECT,
+        _update_project,
+        sdk="projects.update",
+        tag="projects",
+        errors=(403,),
     ),
     Operation(
         "project_usage",

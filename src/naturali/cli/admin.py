@@ -47,13 +47,21 @@ def create_token(user_id: UserId, data_dir: Annotated[Path | None, DataDir] = No
 def create_project(
     name: Annotated[str, typer.Argument(help=description("ProjectCreate", "name"))],
     owner: Annotated[str, typer.Option(help="User id of the owner")],
+    embedding_model: Annotated[
+        str | None,
+        typer.Option(help=description("ProjectCreate", "embedding_model")),
+    ] = None,
     data_dir: Annotated[Path | None, DataDir] = None,
 ) -> None:
     """Create a project owned by a user."""
     with errors():
         services = local_service(data_dir)
-        project, _ = services.projects.create(services.users.get(owner), name)
-    print_json({"id": project.id, "name": project.name, "owner": owner})
+        if embedding_model is not None:
+            services.model_changes.check(embedding_model)
+        user = services.users.get(owner)
+        project, _ = services.projects.create(user, name, embedding_model)
+    model = services.embedders.name_of(project)
+    print_json({"id": project.id, "name": project.name, "owner": owner, "embedding_model": model})
 
 
 @projects.command("list")

@@ -110,4 +110,5 @@ def _reasons(why: Explanation) -> str:
     )
     # Reranked, the cross-encoder's score is what placed the hit (its score is the place's).
     rerank = f" · rerank {why.rerank:.3f} (orders these)" if why.rerank is not None else ""
-    return f"{vector} · {lexical} · fused {why.fused:.4f}{rerank}"
+    language = f" · {why.language}" if why.language else ""
+    return f"{vector} · {lexical} · fused {why.fused:.4f}{rerank}{language}"

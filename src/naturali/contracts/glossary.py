@@ -284,6 +284,14 @@ TERMS: dict[str, Term] = {
     "quotas": Term("The project's limits (null: none).", {"chunks": 1000000}),
     "dimension": Term("The vector's length.", 384),
     "embedding_model": Term("The model passages are embedded with.", None),
+    "ProjectOut.embedding_model": Term(None, "multilingual-e5-small"),
+    "embedding_model_next": Term(
+        "The model the project is moving to, its passages embedded again (null: none).",
+        "multilingual-e5-small",
+    ),
+    "chunks_to_reembed": Term(
+        "While it moves: passages still to embed again by the new model (null: no move).", 1200
+    ),
     "chunks_done": Term("Passages embedded so far.", 120),
     "chunks_total": Term("Passages to embed.", 214),
     "prefix": Term("The folder listed.", "/handbook/"),

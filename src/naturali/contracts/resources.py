@@ -17,11 +17,24 @@ class ProjectOut(Described):
     name: str
     role: str
     created_at: str
+    embedding_model: str
+    embedding_model_next: str | None = None
+    chunks_to_reembed: int | None = None
 
     @classmethod
-    def of(cls, project: Project, member: Member) -> ProjectOut:
+    def of(
+        cls, project: Project, member: Member, model: str, left: int | None = None
+    ) -> ProjectOut:
+        """``model``: the model the project is embedded with now; ``left``: while it moves to
+        another, its chunks still to embed again."""
         return cls(
-            id=project.id, name=project.name, role=member.role, created_at=project.created_at
+            id=project.id,
+            name=project.name,
+            role=member.role,
+            created_at=project.created_at,
+            embedding_model=model,
+            embedding_model_next=project.embedding_model_next,
+            chunks_to_reembed=left,
         )
 
 
@@ -220,6 +233,11 @@ class Explanation(Described):
     matches: list[TermMatch] = Field(
         default_factory=list,
         description="Where the query's terms, as the lexical leg tokenised them, occur in content.",
+    )
+    language: str | None = Field(
+        default=None,
+        description="The language the lexical leg read content in (ISO 639-1: en, de, zh…).",
+        examples=["de"],
     )
 
 

@@ -6,11 +6,30 @@ from concurrent.futures import Executor
 
 from naturali.embed.http import HttpEmbedder
 from naturali.embed.models import DEFAULT_MODEL
+from naturali.embed.multilingual import MultilingualEmbedder
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.embed.rerank import OnnxReranker
 from naturali.ports.embedder import Embedder
 from naturali.ports.reranker import Reranker
-from naturali.settings import Settings
+from naturali.settings import MULTILINGUAL, Settings
+
+
+def build_named(settings: Settings, name: str) -> Embedder:
+    """A model a project chose by name (settings.PROJECT_MODELS), run here."""
+    if name == MULTILINGUAL:
+        return MultilingualEmbedder(settings.embedder_threads, settings.embedder_batch_size)
+    return OnnxEmbedder(
+        threads=settings.embedder_threads,
+        batch_size=settings.embedder_batch_size,
+        model=name,
+        int8_queries=settings.embedder_int8_queries,
+        cache_dir=settings.local_cache_dir / "models",
+    )
+
+
+def default_name(settings: Settings) -> str | None:
+    """The server's model by name, when it runs here."""
+    return (settings.embedder_model or DEFAULT_MODEL) if settings.embedder == "onnx" else None
 
 
 def build_embedder(settings: Settings) -> Embedder:

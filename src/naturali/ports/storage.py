@@ -28,11 +28,11 @@ from naturali.model import (
     MemoryStore,
     Project,
     ProjectUsage,
-    Source,
     SourceType,
     Token,
     User,
 )
+from naturali.ports.sources import SourceStorage
 from naturali.ports.vector_search import VectorSearch
 
 
@@ -152,6 +152,16 @@ class ProjectStorage(Protocol):
 
     def remove_member(self, project_id: str, user_id: str) -> None:
         """Raises LastOwner, changing nothing, if no owner would be left."""
+        ...
+
+    def set_project_models(
+        self, project_id: str, model: str | None, next_model: str | None
+    ) -> None:
+        """The model the project is embedded with, and the one it moves to."""
+        ...
+
+    def moving_projects(self) -> list[Project]:
+        """The projects whose vectors are being made again by another model."""
         ...
 
 
@@ -367,7 +377,19 @@ class ChunkStorage(Protocol):
         ...
 
     def stale_chunks(self, model_id: str, limit: int) -> list[Chunk]:
-        """Chunks whose vectors another model made, in no particular order."""
+        """Chunks of the projects on the server's model whose vectors another model made, in
+        no particular order."""
+        ...
+
+    def chunks_not_of(
+        self, project_id: str, model_id: str, after_seq: int, limit: int
+    ) -> list[Chunk]:
+        """The project's chunks after ``after_seq`` whose vectors another model made (or that
+        have none), in seq order, without their vectors."""
+        ...
+
+    def count_chunks_not_of(self, project_id: str, model_id: str) -> int:
+        """How many of the project's chunks another model embedded."""
         ...
 
     def set_vectors(self, vectors: Sequence[NewVector], model_id: str) -> None:
@@ -378,45 +400,6 @@ class ChunkStorage(Protocol):
         self, project_id: str, source_type: SourceType, owner_ids: Sequence[str]
     ) -> list[Chunk]:
         """A project's chunks of these documents or memories, in order."""
-        ...
-
-
-class SourceStorage(Protocol):
-    """Sources and their syncs: a sync is due when asked for or when its schedule says, and
-    one server at a time holds it on a lease (taken again if that server dies)."""
-
-    def create_source(self, source: Source) -> None: ...
-
-    def get_source(self, project_id: str, source_id: str) -> Source | None: ...
-
-    def list_sources(self, project_id: str) -> list[Source]: ...
-
-    def update_source(self, source: Source) -> None:
-        """Its settings (not its run's state)."""
-        ...
-
-    def delete_source(self, project_id: str, source_id: str) -> None: ...
-
-    def request_source_sync(self, project_id: str, source_id: str, at: float) -> None: ...
-
-    def claim_source(self, owner: str, lease_seconds: float, now: float) -> Source | None:
-        """A due source no live lease holds, now held by ``owner`` (a request stays until
-        the run ends, so a sync whose server died is taken again)."""
-        ...
-
-    def renew_source(self, source_id: str, owner: str, lease_seconds: float) -> bool: ...
-
-    def finish_source(
-        self,
-        source_id: str,
-        owner: str,
-        last_run: dict[str, Any],
-        cursor: str | None,
-        next_run_at: float | None,
-        started: float,
-    ) -> bool:
-        """Record the run, clear the requests made before it ``started``, release the
-        lease; False if ``owner`` no longer held it."""
         ...
 
 

@@ -28,7 +28,9 @@ from naturali.service.corpus.documents import Documents
 from naturali.service.corpus.ingestion import IngestionWorker, Scans
 from naturali.service.corpus.ocr_budget import OcrBudget
 from naturali.service.corpus.reading import Reader
+from naturali.service.knowledge.embedders import Embedders
 from naturali.service.knowledge.indexer import BackgroundIndexer
+from naturali.service.knowledge.model_change import ModelChanges
 from naturali.service.knowledge.overview import Overview
 from naturali.service.knowledge.query_vectors import QueryVectors
 from naturali.service.knowledge.search import Search
@@ -76,14 +78,14 @@ class Concurrency:
 
 
 class Services:
-    """The services of one data dir. ``load_embedder`` runs on first use, once per process."""
+    """The services of one data dir; each embedding model loaded on first use (``embedders``)."""
 
     def __init__(
         self,
         settings: Settings,
         storage: Storage,
         state: tuple[StateFactory, StateFactory],
-        load_embedder: Callable[[], Embedder],
+        embedders: Embedders,
         concurrency: Concurrency,
         load_reranker: Callable[[], Reranker],
     ) -> None:
@@ -91,9 +93,7 @@ class Services:
         self.concurrency = concurrency
         data_dir = settings.data_dir
         self.storage = storage
-        self._load_embedder = load_embedder
-        self._embedder: Embedder | None = None
-        self._embedder_lock = threading.Lock()
+        self.embedders = embedders
         self._load_reranker = load_reranker
         self._reranker: Reranker | None = None
         self._reranker_lock = threading.Lock()
@@ -118,7 +118,7 @@ class Services:
             WriteEngine(settings.git_binary, settings.vault_git),
         )
         self.memories = Memories(
-            self.storage, self.auth, self.embedder, self.stores, self.mutations, self.quotas
+            self.storage, self.auth, self.embedders.of, self.stores, self.mutations, self.quotas
         )
         self.indexer = BackgroundIndexer(self.memories.index_written)
         self.mutations.after_write = self.indexer.schedule
@@ -129,14 +129,17 @@ class Services:
         written = self.indexes.written
         self.documents.after_commit = self.ingestion.after_commit = written
         self.memories.after_index = written
-        self.overview = Overview(self.storage, self.auth, self.indexes, self.embedder)
+        self.overview = Overview(self.storage, self.auth, self.indexes, self.embedders.of)
+        self.model_changes = ModelChanges(self.storage, self.embedders)
+        self.model_work = Background("naturali-models", self.model_changes.step, 30.0)
+        self.model_changes.wake = self.model_work.wake
 
     def _documents(self, settings: Settings) -> tuple[IngestionWorker, Documents]:
         """Uploads, and the worker that reads their scanned pages and embeds them."""
         files = settings.data_dir / "files"
         ingestion = IngestionWorker(
             self.storage,
-            self.embedder,
+            self.embedders.of,
             settings.ingest_lease_seconds,
             Scans(
                 files,
@@ -147,7 +150,7 @@ class Services:
         documents = Documents(
             self.storage,
             self.auth,
-            self.embedder,
+            self.embedders.of,
             files,
             settings.max_upload_bytes,
             settings.max_chunks_per_document,
@@ -185,8 +188,8 @@ class Services:
     def _search(self, settings: Settings, concurrency: Concurrency) -> Search:
         self.indexes = IndexRegistry(
             self.storage,
-            lambda: self.embedder().dimension,
-            lambda: self.embedder().model_id,
+            lambda project_id: self.embedders.of(project_id).dimension,
+            lambda project_id: self.embedders.of(project_id).model_id,
             settings.index_memory_bytes,
             settings.local_cache_dir / "indexes",
             settings.index_snapshot_rows,
@@ -198,10 +201,10 @@ class Services:
         return Search(
             self.storage,
             self.auth,
-            QueryVectors(self.embedder, settings.query_vector_cache_entries),
+            QueryVectors(self.embedders.of, settings.query_vector_cache_entries),
             self.indexes,
             self.memories,
-            lambda: self.embedder().vector_weight,
+            lambda project_id: self.embedders.of(project_id).vector_weight,
             settings.reconcile_budget_seconds,
             concurrency.queries,
             concurrency.scan,
@@ -218,15 +221,11 @@ class Services:
 
     @property
     def embedder_loaded(self) -> bool:
-        return self._embedder is not None
+        return self.embedders.loaded
 
     def embedder(self) -> Embedder:
-        """Loaded on first use, once per process."""
-        if self._embedder is None:
-            with self._embedder_lock:
-                if self._embedder is None:
-                    self._embedder = self._load_embedder()
-        return self._embedder
+        """The server's embedder, loaded on first use, once per process."""
+        return self.embedders.default()
 
     def reembed(self, progress: Callable[[int], None] | None = None, batch: int = 256) -> int:
         """Re-embed every chunk whose vector another model made (the configured embedder
@@ -317,6 +316,7 @@ class Services:
         self.ingestion.close()
         self.source_worker.close()
         self.concurrency.shutdown()
+        self.model_work.close()
         self.index_work.close()  # the job in progress ends; close does the rest here
         self.indexes.close()
         self.stores.close()

@@ -177,8 +177,25 @@ class DocumentTextUpdate(Strict):
     tags: Tags | None = None
 
 
+EmbeddingModel = Literal["bge-small-en-v1.5", "multilingual-e5-small"]  # settings.PROJECT_MODELS
+_MODEL = (
+    "What the project's passages and questions are embedded with: bge-small-en-v1.5 (English) "
+    "or multilingual-e5-small (100 languages; a question finds passages in any of them)."
+)
+
+
 class ProjectCreate(Strict):
     name: Name
+    embedding_model: EmbeddingModel | None = Field(
+        None, description=_MODEL + " Default: the server's."
+    )
+
+
+class ProjectUpdate(Strict):
+    embedding_model: EmbeddingModel = Field(
+        description=_MODEL + " A change embeds the project's passages again in the background; "
+        "searches use the model it had until every one is done."
+    )
 
 
 class TokenCreate(Strict):

@@ -1,13 +1,13 @@
-"""A project's documents (ports/storage.py), on either backend: a new version written (each
-engine's ``write_version``), one by its path, and a page of them in path order (bytewise, as
-the cursor compares them)."""
+"""A project's documents and their chunks (ports/storage.py), on either backend: a new version
+written (each engine's ``write_version``), one by its path, a page of them in path order
+(bytewise, as the cursor compares them), and the chunks another model embedded."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from naturali.model import Document
+from naturali.model import Chunk, Document
 from naturali.ports.storage import EmbeddedChunk
 from naturali.storage import rows as mapping
 from naturali.storage.sql import SqlDatabase, Writer
@@ -37,6 +37,27 @@ class Documents:
     ) -> None:
         with self.db.writing() as conn:
             self.write_version(conn, document, chunks, model_id, create=create)
+
+    def chunks_not_of(
+        self, project_id: str, model_id: str, after_seq: int, limit: int
+    ) -> list[Chunk]:
+        rows = self.db.rows(
+            f"SELECT {mapping.CHUNK_TEXT_COLUMNS} FROM chunks WHERE project_id = ? AND seq > ? "
+            "AND model <> ? ORDER BY seq LIMIT ?",
+            project_id,
+            after_seq,
+            model_id,
+            limit,
+        )
+        return [mapping.chunk(r, with_vector=False) for r in rows]
+
+    def count_chunks_not_of(self, project_id: str, model_id: str) -> int:
+        row = self.db.row(
+            "SELECT count(*) AS n FROM chunks WHERE project_id = ? AND model <> ?",
+            project_id,
+            model_id,
+        )
+        return int(row["n"]) if row else 0
 
     def get_document_by_path(self, project_id: str, path: str) -> Document | None:
         sql = self.doc_select + " WHERE d.project_id = ? AND d.path = ?"

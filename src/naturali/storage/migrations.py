@@ -52,6 +52,13 @@ TOKENS_PAGES_AND_SOURCES = (
 )
 
 
+# The model each project is embedded with, and the one it moves to (NULL: the server's).
+PROJECT_MODELS = """
+    ALTER TABLE projects ADD COLUMN embedding_model TEXT;
+    ALTER TABLE projects ADD COLUMN embedding_model_next TEXT;
+    """
+
+
 def ingest_jobs(real: str, document_key: str) -> str:
     """Durable ingestion jobs (ports/storage.py IngestJobStorage); ``real``: the engine's
     floating-point type, ``document_key``: the columns a document's jobs are found by."""

@@ -5,7 +5,7 @@ both succeed."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from naturali.model import Member, Project, Role, User
 from naturali.ports.storage import LastOwner
@@ -47,15 +47,16 @@ class People:
         key = self.db.dialect.project_key
         with self.db.writing() as conn:
             conn.execute(
-                f"INSERT INTO projects ({key}, name, created_at) VALUES (?, ?, ?)",
-                (project.id, project.name, project.created_at),
+                f"INSERT INTO projects ({key}, name, created_at, embedding_model) "
+                "VALUES (?, ?, ?, ?)",
+                (project.id, project.name, project.created_at, project.embedding_model),
             )
             conn.execute(PUT_MEMBER, _member_row(owner))
 
     def get_project(self, project_id: str) -> Project | None:
         key = self.db.dialect.project_key
         row = self.db.row(f"SELECT * FROM projects WHERE {key} = ?", project_id)
-        return Project(row[key], row["name"], row["created_at"]) if row else None
+        return _project(row, key) if row else None
 
     def list_projects(self, user_id: str) -> list[tuple[Project, Member]]:
         key = self.db.dialect.project_key
@@ -66,11 +67,29 @@ class People:
         )
         return [
             (
-                Project(r[key], r["name"], r["created_at"]),
+                _project(r, key),
                 Member(r[key], user_id, cast(Role, r["role"]), r["joined"]),
             )
             for r in rows
         ]
+
+    def set_project_models(
+        self, project_id: str, model: str | None, next_model: str | None
+    ) -> None:
+        """The model the project is embedded with, and the one it moves to (None: none)."""
+        key = self.db.dialect.project_key
+        with self.db.writing() as conn:
+            conn.execute(
+                f"UPDATE projects SET embedding_model = ?, embedding_model_next = ? "
+                f"WHERE {key} = ?",
+                (model, next_model, project_id),
+            )
+
+    def moving_projects(self) -> list[Project]:
+        """The projects whose vectors are being made again by another model."""
+        key = self.db.dialect.project_key
+        rows = self.db.rows("SELECT * FROM projects WHERE embedding_model_next IS NOT NULL")
+        return [_project(r, key) for r in rows]
 
     def get_member(self, project_id: str, user_id: str) -> Member | None:
         row = self.db.row(
@@ -97,6 +116,16 @@ class People:
                 "DELETE FROM members WHERE project_id = ? AND user_id = ?", (project_id, user_id)
             )
             _keep_an_owner(conn, project_id)
+
+
+def _project(row: Any, key: str) -> Project:
+    return Project(
+        row[key],
+        row["name"],
+        row["created_at"],
+        row["embedding_model"],
+        row["embedding_model_next"],
+    )
 
 
 def _member_row(m: Member) -> tuple[str, str, str, str]:

@@ -1,5 +1,9 @@
-"""Word tokens for the documents' lexical leg: NFKD with diacritics removed, lowercase,
-split on anything that is not a letter or digit, English Snowball stems."""
+"""Word tokens for the documents' lexical leg, in the language of their text
+(``text/languages.py``): NFKD with diacritics removed (in the scripts where they are
+optional), lowercase, split on anything that is not a letter, a digit or a script's own vowel
+sign, then each word stemmed by its language's Snowball stemmer, or, in a script written
+without spaces, cut into pairs of characters. A question is analysed the same way, in its own
+language."""
 
 from __future__ import annotations
 
@@ -8,10 +12,14 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-import Stemmer
+from naturali.text import languages
 
-WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_stemmer = Stemmer.Stemmer("english")
+# A letter or digit, or a vowel sign or tone mark of the scripts whose words need them
+# (Brahmic scripts, Thai, Lao, Myanmar, Khmer), which Python's \w leaves out.
+_MARKS = (
+    "\u0900-\u0963\u0966-\u0dff\u0e00-\u0e2e\u0e30-\u0e4e\u0e50-\u0eff\u1000-\u109f\u1780-\u17ff"
+)
+WORD = re.compile(rf"(?:[^\W_]|[{_MARKS}])+", re.UNICODE)
 
 # Words so common that they carry no evidence; dropped from queries (never from the index)
 # unless the query has nothing else.
@@ -155,31 +163,64 @@ def fold(text: str) -> str:
 
 @lru_cache(maxsize=65536)
 def fold_char(c: str) -> str:
-    """One character without its diacritics, lowercased (NFKD, combining marks dropped)."""
+    """One character without its diacritics, lowercased (NFKD, combining marks dropped) —
+    but in the scripts from Devanagari on, whose marks are letters' vowels and tones."""
+    if ord(c) >= 0x0900:
+        return c.lower()
     decomposed = unicodedata.normalize("NFKD", c)
     return "".join(x for x in decomposed if not unicodedata.combining(x)).lower()
 
 
 def words(text: str) -> list[str]:
-    return WORD.findall(fold(text))
+    """``text``'s words, folded; a run of a script written without spaces is one word."""
+    return [part for w in WORD.findall(fold(text)) for part in _runs(w)]
+
+
+def _runs(word: str) -> list[str]:
+    """A word cut where it passes between a spaced and an unspaced script ("iphone東京")."""
+    if word.isascii():
+        return [word]
+    parts, start = [], 0
+    for i in range(1, len(word)):
+        if languages.unspaced(word[i]) != languages.unspaced(word[i - 1]):
+            parts.append(word[start:i])
+            start = i
+    return parts + [word[start:]]
 
 
 @lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
-    return str(_stemmer.stemWord(word))
+def stem(word: str, lang: str = "en") -> str:
+    found = languages.stemmer(lang)
+    return str(found.stemWord(word)) if found is not None else word
 
 
-def terms(text: str) -> list[str]:
-    """Index terms of a passage (every word, stemmed)."""
-    return [stem(w) for w in words(text)]
+def word_terms(word: str, lang: str) -> list[str]:
+    """A word's index terms: its stem, or an unspaced run's pairs of characters."""
+    if not word.isascii() and languages.unspaced(word):
+        return languages.pairs(word)
+    return [stem(word, lang)]
+
+
+def terms(text: str, lang: str | None = None) -> list[str]:
+    """Index terms of a passage (every word) in its language (told when not given)."""
+    lang = lang or languages.language(text)
+    return [t for w in words(text) for t in word_terms(w, lang)]
 
 
 def indexed(text: str) -> tuple[list[str], int]:
-    """A passage's index terms (``terms``) and its length as BM25 weighs it: the words a
-    query keeps (stopwords are indexed for a query of nothing else, but counting them would
-    make a passage's length say how it is written rather than how much it says)."""
+    """A passage's index terms (``terms``) and its length as BM25 weighs it: the terms a
+    query keeps (English stopwords are indexed for a query of nothing else, but counting
+    them would make a passage's length say how it is written rather than how much it says)."""
+    lang = languages.language(text)
     found = words(text)
-    return list(map(stem, found)), len(found) - sum(map(STOPWORDS.__contains__, found))
+    if lang == "en" and text.isascii():  # the common case, as fast as it always was
+        return list(map(stem, found)), len(found) - sum(map(STOPWORDS.__contains__, found))
+    kept = [w for w in found if lang != "en" or w not in STOPWORDS]
+    return [t for w in found for t in word_terms(w, lang)], sum(_length(w) for w in kept)
+
+
+def _length(word: str) -> int:
+    return len(word) - 1 if len(word) > 1 and languages.unspaced(word) else 1
 
 
 def query_terms(text: str) -> list[str]:
@@ -187,12 +228,21 @@ def query_terms(text: str) -> list[str]:
     return list(query_term_counts(text))
 
 
+@lru_cache(maxsize=1024)
+def query_language(text: str) -> str:
+    """A question's language: one asked of the model, ASCII or not."""
+    return languages.language(text, ascii_is_english=False)
+
+
 def query_term_counts(text: str) -> Counter[str]:
     """Each query term (as ``query_terms``) with how often the query says it: a long
-    question that names its subject three times is mostly about it."""
+    question that names its subject three times is mostly about it. The question is analysed
+    in its own language, as a passage in that language was."""
+    lang = query_language(text)
     found = words(text)
-    kept = [w for w in found if w not in STOPWORDS] or found
-    return Counter(stem(w) for w in kept)
+    if lang == "en":
+        found = [w for w in found if w not in STOPWORDS] or found
+    return Counter(t for w in found for t in word_terms(w, lang))
 
 
 def matched_spans(text: str, wanted: list[str]) -> list[tuple[int, int, str]]:
@@ -200,17 +250,39 @@ def matched_spans(text: str, wanted: list[str]) -> list[tuple[int, int, str]]:
     whole word's start and end in UTF-16 code units (as a browser's strings count), with its
     term. A word matches as the lexical leg tokenised it, never a part of one ("the" is not
     in "other") and never a stopword the query dropped."""
-    wanted_set, spans, at, counted = set(wanted), [], 0, 0
+    wanted_set, lang = set(wanted), languages.language(text)
+    found: list[tuple[int, int, str]] = []  # in code points
     for match in WORD.finditer(text):
-        found = next((t for t in terms(match.group()) if t in wanted_set), None)
-        if found is None:
-            continue
-        counted += _utf16(text[at : match.start()])
-        start = counted
-        counted += _utf16(match.group())
-        at = match.end()
-        spans.append((start, counted, found))
+        at = match.start()
+        for part in _runs(match.group()):
+            found += _matched(part, at, lang, wanted_set)
+            at += len(part)
+    spans, counted, at = [], 0, 0
+    for start, end, term in found:
+        counted += _utf16(text[at:start])
+        begin = counted
+        counted += _utf16(text[start:end])
+        at = end
+        spans.append((begin, counted, term))
     return spans
+
+
+def _matched(part: str, at: int, lang: str, wanted: set[str]) -> list[tuple[int, int, str]]:
+    """Where a word (at ``at``) matches: whole, or in an unspaced run the characters of the
+    pairs it matched, each stretch of them once."""
+    if part.isascii() or not languages.unspaced(part):
+        term = next((t for t in terms(part, lang) if t in wanted), None)
+        return [] if term is None else [(at, at + len(part), term)]
+    runs: list[tuple[int, int, str]] = []
+    for i, pair in enumerate(languages.pairs(fold(part))):
+        if pair not in wanted:
+            continue
+        start, end = at + i, at + i + len(pair)
+        if runs and runs[-1][1] >= start:
+            runs[-1] = (runs[-1][0], end, runs[-1][2])
+        else:
+            runs.append((start, end, pair))
+    return runs
 
 
 def _utf16(text: str) -> int:
@@ -220,5 +292,7 @@ def _utf16(text: str) -> int:
 def names(text: str) -> list[str]:
     """The query terms of ``text``'s capitalised words (names, mostly): its stopwords and
     question words are left out whatever their case."""
+    lang = query_language(text)
     found = [w for w in WORD.findall(text) if w[0].isupper()]
-    return list(dict.fromkeys(stem(f) for f in map(fold, found) if f not in STOPWORDS))
+    kept = [f for f in map(fold, found) if f not in STOPWORDS]
+    return list(dict.fromkeys(t for f in kept for t in word_terms(f, lang)))

@@ -353,12 +353,13 @@ function why(e, bm25Top) {
 const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 async function projectPage() {
-  const o = await guarded(() => api('GET', `${project()}/overview`));
-  if (!o) return;
+  const [o, p] = await Promise.all([guarded(() => api('GET', `${project()}/overview`)), guarded(() => api('GET', project()))]);
+  if (!o || !p) return;
   const ix = o.index;
+  const moving = p.embedding_model_next ? ` — moving to ${p.embedding_model_next}: ${p.chunks_to_reembed} passages to embed again` : '';
   const facts = [
     ['Documents', `${o.documents} (${mib(o.bytes)})`], ['Chunks', o.chunks], ['Memories', o.memories],
-    ['Embedding model', `${o.embedding_model.id} (${o.embedding_model.dimension} dimensions)`],
+    ['Embedding model', `${p.embedding_model}: ${o.embedding_model.id} (${o.embedding_model.dimension} dimensions)${moving}`],
     ['Search index', ix.loaded ? `loaded on this server: ${ix.rows} rows, ${mib(ix.memory_bytes)} held, ${mib(ix.mapped_bytes)} mapped`
       : 'not loaded on this server (its next search loads it)'],
     ['Vector leg', ix.loaded ? (ix.vector_leg === 'database' ? 'PostgreSQL (pgvector)' : 'this server') : '—'],

@@ -992,6 +992,12 @@ export type Explanation = {
      * Where the query's terms, as the lexical leg tokenised them, occur in content.
      */
     matches?: Array<TermMatch>;
+    /**
+     * Language
+     *
+     * The language the lexical leg read content in (ISO 639-1: en, de, zh…).
+     */
+    language?: string | null;
 };
 
 /**
@@ -2189,6 +2195,12 @@ export type ProjectCreate = {
      * The project's name (1-200 characters, one line).
      */
     name: string;
+    /**
+     * Embedding Model
+     *
+     * What the project's passages and questions are embedded with: bge-small-en-v1.5 (English) or multilingual-e5-small (100 languages; a question finds passages in any of them). Default: the server's.
+     */
+    embedding_model?: 'bge-small-en-v1.5' | 'multilingual-e5-small' | null;
 };
 
 /**
@@ -2231,6 +2243,36 @@ export type ProjectOut = {
      * When it was created (UTC).
      */
     created_at: string;
+    /**
+     * Embedding Model
+     *
+     * The model passages are embedded with.
+     */
+    embedding_model: string;
+    /**
+     * Embedding Model Next
+     *
+     * The model the project is moving to, its passages embedded again (null: none).
+     */
+    embedding_model_next?: string | null;
+    /**
+     * Chunks To Reembed
+     *
+     * While it moves: passages still to embed again by the new model (null: no move).
+     */
+    chunks_to_reembed?: number | null;
+};
+
+/**
+ * ProjectUpdate
+ */
+export type ProjectUpdate = {
+    /**
+     * Embedding Model
+     *
+     * What the project's passages and questions are embedded with: bge-small-en-v1.5 (English) or multilingual-e5-small (100 languages; a question finds passages in any of them). A change embeds the project's passages again in the background; searches use the model it had until every one is done.
+     */
+    embedding_model: 'bge-small-en-v1.5' | 'multilingual-e5-small';
 };
 
 /**
@@ -3930,6 +3972,50 @@ export type GetProjectResponses = {
 };
 
 export type GetProjectResponse = GetProjectResponses[keyof GetProjectResponses];
+
+export type UpdateProjectData = {
+    body: ProjectUpdate;
+    path: {
+        /**
+         * Project Id
+         *
+         * The project's id.
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project_id}';
+};
+
+export type UpdateProjectErrors = {
+    /**
+     * Invalid request
+     */
+    400: ErrorResponse;
+    /**
+     * Missing or bad token
+     */
+    401: ErrorResponse;
+    /**
+     * The member's role does not allow it
+     */
+    403: ErrorResponse;
+    /**
+     * Not found (or not a member of the project)
+     */
+    404: ErrorResponse;
+};
+
+export type UpdateProjectError = UpdateProjectErrors[keyof UpdateProjectErrors];
+
+export type UpdateProjectResponses = {
+    /**
+     * Successful Response
+     */
+    200: ProjectOut;
+};
+
+export type UpdateProjectResponse = UpdateProjectResponses[keyof UpdateProjectResponses];
 
 export type ProjectUsageData = {
     body?: never;

@@ -57,8 +57,8 @@ class IndexRegistry:
     def __init__(
         self,
         storage: Storage,
-        dimension: Callable[[], int],
-        model_id: Callable[[], str],
+        dimension: Callable[[str], int],
+        model_id: Callable[[str], str],
         memory_budget: int = 2 << 30,
         snapshots: Path | None = None,
         snapshot_rows: int = 10_000,
@@ -113,7 +113,7 @@ class IndexRegistry:
     def _changes(self, index: ProjectIndex | None) -> _Seen | None:
         """What the store changed since the index last synced (one indexed query), or None
         when the index must be loaded or rebuilt anyway."""
-        if index is None or _needs_rebuild(index):
+        if index is None or self._outdated(index):
             return None
         cursors = (index.chunk_cursor, index.removal_cursor)
         return _Seen(cursors, self._storage.chunk_changes(index.project_id, *cursors))
@@ -123,7 +123,7 @@ class IndexRegistry:
         ``seen`` are changes read under the read gate: used again when no other sync moved
         the index's cursors since, so the new chunks are not read twice."""
         index = self.cache.get(project_id)
-        if index is None or _needs_rebuild(index):
+        if index is None or self._outdated(index):
             index = self._fresh(project_id, reuse_snapshot=index is None)
             seen = None
         self._catch_up(index, seen)
@@ -210,14 +210,16 @@ class IndexRegistry:
         if saved is not None:
             return saved
         self._saved_rows[project_id] = 0
-        return ProjectIndex(project_id, self._dimension(), model_id=self._model_id())
+        return ProjectIndex(
+            project_id, self._dimension(project_id), model_id=self._model_id(project_id)
+        )
 
     def _saved(self, project_id: str) -> ProjectIndex | None:
         """The project's snapshot, if one matches the store and the model."""
         if self._snapshots is None:
             return None
         holds = functools.partial(self._holds, project_id)
-        dimension, model_id = self._dimension(), self._model_id()
+        dimension, model_id = self._dimension(project_id), self._model_id(project_id)
         stored = self._stored_leg if self._vector_search is not None else None
         loaded = snapshot.load(self._snapshots, project_id, dimension, model_id, holds, stored)
         if loaded is not None:
@@ -325,6 +327,11 @@ class IndexRegistry:
         for victim, dropped in self.cache.touch(project_id, index):
             if self._snapshots is not None and self._unsaved(victim, dropped):
                 self._save_later(victim, dropped)
+
+    def _outdated(self, index: ProjectIndex) -> bool:
+        """Rebuilt rather than synced: mostly removed rows, or vectors of a model the project
+        has left (its vectors were made again by the one it moved to)."""
+        return _needs_rebuild(index) or index.model_id != self._model_id(index.project_id)
 
     def state(self, project_id: str) -> IndexState:
         """How this server holds the project's index now, without loading it: a project

@@ -95,7 +95,7 @@ class Documents:
         self,
         storage: Storage,
         auth: Auth,
-        embedder: Callable[[], Embedder],
+        embedder: Callable[[str], Embedder],  # a project's (its model's)
         files_dir: Path,
         max_upload_bytes: int,
         max_chunks: int,
@@ -304,7 +304,7 @@ class Documents:
         # (A version-0 document has no version ready yet: its same bytes are sent again.)
         if current is not None and current.version > 0 and _unchanged(current, fields):
             return current  # idempotent per content hash: same bytes and fields, no new version
-        counter = self._embedder().token_counter
+        counter = self._embedder(project_id).token_counter
         read = isolated.read(
             upload.data, filename, counter, self._max_chunks, title=fields["title"]
         )
@@ -336,7 +336,12 @@ class Documents:
     ) -> builtins.list[Document]:
         """``urgent``: one upload's few passages, which its answer waits on, embedded at the
         searches' priority (a bulk ingest's wait their turn behind searches)."""
-        embedder = self._embedder()
+        if not prepared:
+            return []
+        first = prepared[0]  # all of one project
+        embedder = self._embedder(
+            first.document.project_id if isinstance(first, _Prepared) else first.project_id
+        )
         pending = [p for p in prepared if isinstance(p, _Prepared)]
         texts = [in_context(d.text, d.context) for p in pending for d in p.drafts]
         vectors = (

@@ -80,7 +80,7 @@ class IngestionWorker:
     def __init__(
         self,
         storage: Storage,
-        embedder: Callable[[], Embedder],
+        embedder: Callable[[str], Embedder],  # a project's (its model's)
         lease_seconds: float = 15.0,
         scans: Scans | None = None,
     ) -> None:
@@ -147,7 +147,8 @@ class IngestionWorker:
     def _batch(self, held: _Held) -> bool:
         """Embed the job's next batch, and write the version once it is whole; whether the
         job has batches left."""
-        job, embedder = held.job, self._embedder()
+        job = held.job
+        embedder = self._embedder(job.document.project_id)
         drafts = job.drafts[len(held.chunks) : len(held.chunks) + BATCH]
         texts = [in_context(d.text, d.context) for d in drafts]
         vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension))
@@ -188,7 +189,8 @@ class IngestionWorker:
             held.ocr_texts |= {n: None for n in job.ocr_pages[len(held.ocr_texts) :]}
         if len(held.ocr_texts) < len(job.ocr_pages):
             return True
-        read = self._scans.read(job, held.ocr_texts, self._embedder().token_counter)
+        counter = self._embedder(job.document.project_id).token_counter
+        read = self._scans.read(job, held.ocr_texts, counter)
         document = replace(job.document, warnings=read.warnings, reading=read.reading)
         held.job = replace(job, document=document, drafts=read.drafts, ocr_pages=[])
         return True  # its chunks are embedded from its next turn

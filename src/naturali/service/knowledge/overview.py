@@ -48,7 +48,7 @@ class Overview:
         storage: Storage,
         auth: Auth,
         indexes: IndexRegistry,
-        embedder: Callable[[], Embedder],
+        embedder: Callable[[str], Embedder],
     ) -> None:
         self._storage = storage
         self._auth = auth
@@ -58,7 +58,7 @@ class Overview:
     def project(self, user: User, project_id: str) -> ProjectOverview:
         counts = self._storage.memory_counts(project_id)
         stores = self._storage.list_memory_stores(project_id)
-        embedder = self._embedder()
+        embedder = self._embedder(project_id)
         return ProjectOverview(
             usage=self._storage.project_usage(project_id),
             model_id=embedder.model_id,

@@ -26,7 +26,7 @@ Vector = npt.NDArray[np.float32]
 
 
 class QueryVectors:
-    def __init__(self, embedder: Callable[[], Embedder], entries: int) -> None:
+    def __init__(self, embedder: Callable[[str], Embedder], entries: int) -> None:
         self._embedder = embedder
         self._entries = entries
         self._recent: OrderedDict[tuple[str, str, bytes], Vector] = OrderedDict()
@@ -35,10 +35,10 @@ class QueryVectors:
     def recent(self, project_id: str, query: str) -> Vector | None:
         """The vector of a text a search of the project embedded lately, without running the
         model; else None."""
-        return self._known(self._key(self._embedder(), project_id, query))
+        return self._known(self._key(self._embedder(project_id), project_id, query))
 
     def vector(self, project_id: str, query: str) -> Vector:
-        embedder = self._embedder()
+        embedder = self._embedder(project_id)
         key = self._key(embedder, project_id, query)
         known = self._known(key)
         if known is not None:

@@ -40,6 +40,7 @@ from naturali.service.knowledge.query_vectors import QueryVectors, Vector
 from naturali.service.memory.memories import Memories
 from naturali.service.platform.auth import Auth
 from naturali.service.requests import SearchRequest
+from naturali.text.languages import language
 from naturali.text.tokens import matched_spans
 
 K = TypeVar("K")
@@ -128,7 +129,7 @@ class Search:
         query_vectors: QueryVectors,
         indexes: IndexRegistry,
         memories: Memories,
-        vector_weight: Callable[[], float],
+        vector_weight: Callable[[str], float],  # a project's model's
         reconcile_budget: float,
         query_pool: Executor,
         scan_pool: ScanPool,
@@ -182,7 +183,7 @@ class Search:
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
             else:
                 if ranking.vector_weight is None:  # the embedder's, unless evaluation set one
-                    ranking = replace(ranking, vector_weight=self._vector_weight())
+                    ranking = replace(ranking, vector_weight=self._vector_weight(project_id))
                 pending = embedding  # embedded meanwhile, beside the lexical leg
                 ranked = rank(
                     index,
@@ -303,6 +304,7 @@ def _explanation(
             TermMatch(start=start, end=end, term=term)
             for start, end, term in matched_spans(content or "", terms)
         ],
+        language=language(content) if content else None,
     )
 
 

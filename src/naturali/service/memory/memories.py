@@ -56,7 +56,7 @@ class Memories:
         self,
         storage: Storage,
         auth: Auth,
-        embedder: Callable[[], Embedder],
+        embedder: Callable[[str], Embedder],  # a project's (its model's)
         stores: StoreRegistry,
         mutations: Mutations,
         quotas: Quotas,
@@ -365,7 +365,7 @@ class Memories:
                 record.front.get("updated_at") or record.front.get("recorded_at") or now
             ),
         )
-        embedder = self._embedder()
+        embedder = self._embedder(store.project_id)
         drafts = chunk_pages([Page(None, _searchable(record), 0)], embedder.count_tokens)
         # Urgent: a write's answer waits on this, or searches of the store do (it runs under
         # their reconcile lock), so at their priority and not queued behind an upload's.

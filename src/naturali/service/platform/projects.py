@@ -21,15 +21,18 @@ class Projects:
         self._storage = storage
         self._auth = auth
 
-    def create(self, user: User, name: str) -> tuple[Project, Member]:
-        """A project with the caller as its owner (a write token not limited to projects)."""
+    def create(
+        self, user: User, name: str, embedding_model: str | None = None
+    ) -> tuple[Project, Member]:
+        """A project with the caller as its owner (a write token not limited to projects),
+        embedded with ``embedding_model`` (None: the server's model)."""
         self._auth.require_scope(user, "write", every_project=True)
         self._auth.writing()
         if not name.strip() or len(name) > 200:
             raise InvalidRequest("name must be 1–200 characters", code="invalid_name", param="name")
         validation.one_line(name, "name", "invalid_name")
         now = utcnow()
-        project = Project(new_id("proj"), name.strip(), now)
+        project = Project(new_id("proj"), name.strip(), now, embedding_model)
         owner = Member(project.id, user.id, "owner", now)
         self._storage.create_project(project, owner)
         return project, owner

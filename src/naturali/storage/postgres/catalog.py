@@ -55,7 +55,11 @@ OWNER_CHUNKS = (
 )
 # Vectors another model made, by two ranges of the model's index (a planner reads none for
 # <>), in no particular order: each batch re-embedded leaves them.
-STALE_CHUNKS = "SELECT * FROM chunks WHERE model < %s OR model > %s LIMIT %s"
+# Only projects on the server's model: one that chose its own is made again by its own.
+STALE_CHUNKS = (
+    "SELECT * FROM chunks WHERE (model < %s OR model > %s) "
+    "AND project_id IN (SELECT project_id FROM projects WHERE embedding_model IS NULL) LIMIT %s"
+)
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
            v.chunk_count, v.page_count, v.warnings, v.reading

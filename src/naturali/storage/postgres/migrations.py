@@ -131,6 +131,7 @@ MIGRATIONS: list[str] = [
     UPDATE chunks SET context = documents.title FROM documents
         WHERE chunks.source_type = 'document' AND documents.id = chunks.owner_id;
     """,
+    migrations.PROJECT_MODELS,  # the same on both engines
 ]
 
 _LOCK = 7_164_201_003  # the advisory lock key migrations run under

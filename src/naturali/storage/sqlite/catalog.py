@@ -37,7 +37,11 @@ ANY_CHUNK_CHANGE = (
 
 # Vectors another model made (Services.reembed), by two ranges of the model's index (a
 # planner reads none for !=), in no particular order: each batch re-embedded leaves them.
-STALE_CHUNKS = "SELECT * FROM chunks WHERE model < ? OR model > ? LIMIT ?"
+# Only projects on the server's model: one that chose its own is made again by its own.
+STALE_CHUNKS = (
+    "SELECT * FROM chunks WHERE (model < ? OR model > ?) "
+    "AND project_id IN (SELECT id FROM projects WHERE embedding_model IS NULL) LIMIT ?"
+)
 
 
 def _placeholders(n: int) -> str:

@@ -131,6 +131,7 @@ MIGRATIONS: list[str] = [
         (SELECT title FROM documents WHERE documents.id = chunks.owner_id), ''
     ) WHERE source_type = 'document';
     """,
+    migrations.PROJECT_MODELS,  # the same on both engines
 ]
 
 

@@ -29,6 +29,7 @@ from naturali.storage.rows import session_row
 from naturali.storage.sqlite import journal
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.temporal import TemporalProjection
+from naturali.text.languages import segmented
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS keyword_state_v1 (
@@ -71,7 +72,9 @@ _SCOPE = re.compile(r"^[a-z0-9]{1,32}$")
 MAX_SCOPES = 32
 _WEIGHTS = "8.0, 6.0, 1.0"
 # What a keyword projection was built with: a projection of another fingerprint is rebuilt.
-FINGERPRINT = "keyword-v1:unicode61-remove_diacritics-2:title,aliases,body:8,6,1"
+# Runs of the scripts written without spaces are indexed as their pairs of characters
+# (text/languages.py ``segmented``), so a word of two or more characters is found in them.
+FINGERPRINT = "keyword-v2:unicode61-remove_diacritics-2:pairs:title,aliases,body:8,6,1"
 
 
 def _as_json(front: Any) -> str | None:
@@ -262,7 +265,7 @@ class SqliteState:
                 )
                 conn.execute(
                     f"INSERT INTO {fts} (rowid, title, aliases, body) VALUES (?, ?, ?, ?)",
-                    (cursor.lastrowid, r.title, r.aliases, r.body),
+                    (cursor.lastrowid, *map(segmented, (r.title, r.aliases, r.body))),
                 )
                 current[r.record_id] = (r.content_hash, int(cursor.lastrowid or 0))
             if state is not None and not stale and not fresh:
@@ -428,5 +431,7 @@ def _expression(tokens: list[str], mode: MatchMode) -> str:
     """The FTS5 query for word tokens: each token quoted, so user text is never FTS syntax
     (``OR``, ``NOT``, ``title:`` and quotes are just words or separators)."""
     if mode == "phrase":
-        return '"' + " ".join(tokens) + '"'
-    return (" OR " if mode == "any" else " AND ").join(f'"{t}"' for t in tokens)
+        return '"' + " ".join(segmented(t).strip() for t in tokens) + '"'
+    # An unspaced token is the phrase of its pairs of characters.
+    quoted = [f'"{" ".join(segmented(t).split())}"' for t in tokens]
+    return (" OR " if mode == "any" else " AND ").join(quoted)
