@@ -110,7 +110,13 @@ def test_vectors_another_model_made_are_found_by_the_models_index_on_sqlite(
     migrate(conn, tmp_path / "catalog.lock")
     plan = conn.execute("EXPLAIN QUERY PLAN " + sqlite_catalog.STALE_CHUNKS, ("m", "m", 256))
     reads = [row[3] for row in plan if row[3].startswith(("SCAN", "SEARCH"))]
-    assert reads and all("USING INDEX chunks_model" in read for read in reads), reads
+    chunks = [read for read in reads if read.startswith(("SCAN c ", "SEARCH c "))]
+    assert chunks and all("USING INDEX chunks_model" in read for read in chunks), reads
+    # ... each one's project looked up by its key (a project that chose its own model is not
+    # the server's to embed again)
+    assert [r for r in reads if r not in chunks] == [
+        "SEARCH p USING INDEX sqlite_autoindex_projects_1 (id=?)"
+    ], reads
 
 
 def test_vectors_another_model_made_are_found_by_the_models_index_on_postgresql(
@@ -127,7 +133,9 @@ def test_vectors_another_model_made_are_found_by_the_models_index_on_postgresql(
             row = conn.execute(statement.encode(), ("m", "m", 256)).fetchone()
         assert row is not None
         scans = _index_scans(row[0][0]["Plan"])
-        assert len(scans) == 2, row[0]  # the two ranges either side of the model
-        assert all(scan["Index Name"] == "chunks_model" for scan in scans), row[0]
+        names = sorted(scan["Index Name"] for scan in scans)
+        # The two ranges either side of the model, and the projects that chose their own
+        # model (theirs are not the server's to embed again) by the projects' key.
+        assert names == ["chunks_model", "chunks_model", "projects_pkey"], row[0]
     finally:
         postgres.drop(url)

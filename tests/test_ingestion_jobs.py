@@ -115,7 +115,7 @@ def test_a_new_version_is_searched_only_once_it_is_whole(api: Api) -> None:
     assert r.json()["version"] == 1 and r.json()["status"] == "processing"
     contents = _contents(api, project, "release steps for operators")
     assert contents and all("postgres" in c for c in contents)  # the old version, all of it
-    worker = IngestionWorker(api.naturali.storage, api.naturali.embedder)
+    worker = IngestionWorker(api.naturali.storage, api.naturali.embedders.of)
     assert worker.run_once()
     ready = api.get(url).json()
     assert ready["status"] == "ready" and ready["version"] == 2
@@ -134,7 +134,7 @@ def test_a_job_whose_lease_ran_out_is_taken_again_and_written_once(api: Api) -> 
     dead = storage.claim_ingest("worker_dead", lease_seconds=0.0)  # claimed, then its server died
     assert dead is not None
     time.sleep(0.01)
-    worker = IngestionWorker(storage, api.naturali.embedder)
+    worker = IngestionWorker(storage, api.naturali.embedders.of)
     assert worker.run_once()  # the lease ran out: taken again
     document = dead.document
     assert not storage.finish_ingest(dead.id, "worker_dead", document, [], "m")  # too late
@@ -171,7 +171,7 @@ def test_a_failed_job_is_reported_in_the_error_shape(
     project = api.project()
     api.naturali.ingestion.close()
     r = api.upload(project, "/ops/guide.md", _long_text("vault").encode(), "guide.md")
-    worker = IngestionWorker(api.naturali.storage, api.naturali.embedder)
+    worker = IngestionWorker(api.naturali.storage, api.naturali.embedders.of)
     embedder = api.naturali.embedder()
 
     def broken(texts: list[str], urgent: bool = False) -> Any:
@@ -240,7 +240,7 @@ def test_projects_take_turns_a_batch_each(api: Api) -> None:
         assert r.status_code == 202
     mine = api.upload(team, "/ops/note.md", _long_text("kafka", 40).encode(), "note.md")
     url = f"/v1/projects/{team}/documents/{mine.json()['id']}"
-    worker = IngestionWorker(api.naturali.storage, api.naturali.embedder)
+    worker = IngestionWorker(api.naturali.storage, api.naturali.embedders.of)
     steps = 0
     while api.get(url).json()["status"] != "ready":
         assert worker.step()

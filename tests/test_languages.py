@@ -121,6 +121,8 @@ def test_the_records_keyword_search_finds_an_unspaced_word(api: Api, project: st
     assert saved.status_code == 200, saved.text
     hits = api.post(f"{base}/grep", json={"query": "人口"}).json()["hits"]
     assert [h["title"] for h in hits] == ["东京的人口"]
+    snippet = hits[0]["snippet"]
+    assert snippet["matchLocated"] and "人口" in snippet["text"], snippet
     assert api.post(f"{base}/grep", json={"query": "大阪"}).json()["hits"] == []
 
 

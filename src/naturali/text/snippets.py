@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from naturali.text.languages import unspaced
 from naturali.text.tokens import WORD, fold_char
 
 MAX_UNITS = 480
@@ -69,6 +70,11 @@ def _folded_with_map(text: str) -> tuple[str, list[int] | None]:
 
 
 def _find_word(haystack: str, token: str) -> int | None:
+    """Where ``token`` stands as a whole word; a word of a script written without spaces
+    stands anywhere in its run."""
+    if token and not token.isascii() and unspaced(token):
+        at = haystack.find(token)
+        return at if at >= 0 else None
     start = 0
     while True:
         at = haystack.find(token, start)

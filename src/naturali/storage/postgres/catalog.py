@@ -57,8 +57,8 @@ OWNER_CHUNKS = (
 # <>), in no particular order: each batch re-embedded leaves them.
 # Only projects on the server's model: one that chose its own is made again by its own.
 STALE_CHUNKS = (
-    "SELECT * FROM chunks WHERE (model < %s OR model > %s) "
-    "AND project_id IN (SELECT project_id FROM projects WHERE embedding_model IS NULL) LIMIT %s"
+    "SELECT * FROM chunks c WHERE (model < %s OR model > %s) AND NOT EXISTS (SELECT 1 FROM "
+    "projects p WHERE p.project_id = c.project_id AND p.embedding_model IS NOT NULL) LIMIT %s"
 )
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,

@@ -39,8 +39,9 @@ ANY_CHUNK_CHANGE = (
 # planner reads none for !=), in no particular order: each batch re-embedded leaves them.
 # Only projects on the server's model: one that chose its own is made again by its own.
 STALE_CHUNKS = (
-    "SELECT * FROM chunks WHERE (model < ? OR model > ?) "
-    "AND project_id IN (SELECT id FROM projects WHERE embedding_model IS NULL) LIMIT ?"
+    "SELECT * FROM chunks c WHERE (model < ? OR model > ?) AND NOT EXISTS "
+    "(SELECT 1 FROM projects p WHERE p.id = c.project_id AND p.embedding_model IS NOT NULL) "
+    "LIMIT ?"
 )
 
 
