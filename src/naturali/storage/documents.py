@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from naturali.model import Chunk, Document
+from naturali.model import Chunk, Document, ProjectUsage
 from naturali.ports.storage import EmbeddedChunk
 from naturali.storage import rows as mapping
 from naturali.storage.sql import SqlDatabase, Writer
@@ -19,9 +19,6 @@ class Documents:
         @property
         def db(self) -> SqlDatabase: ...
 
-        # A document with its current version: the join of its backend's keys.
-        doc_select: str
-
         @staticmethod
         def write_version(
             writer: Writer,
@@ -31,6 +28,23 @@ class Documents:
             *,
             create: bool,
         ) -> None: ...
+
+    @property
+    def doc_select(self) -> str:
+        return mapping.DOC_SELECT.format(current=self.db.dialect.current_version)
+
+    def project_usage(self, project_id: str) -> ProjectUsage:
+        row = self.db.row(
+            "SELECT (SELECT count(*) FROM documents WHERE project_id = ?) AS documents, "
+            "(SELECT coalesce(sum(v.size), 0) FROM documents d JOIN document_versions v "
+            f"ON {self.db.dialect.current_version} WHERE d.project_id = ?) AS bytes, "
+            "(SELECT count(*) FROM chunks WHERE project_id = ?) AS chunks, "
+            "(SELECT count(*) FROM memories WHERE project_id = ?) AS memories",
+            *[project_id] * 4,
+        )
+        assert row is not None
+        counts = (row["documents"], row["bytes"], row["chunks"], row["memories"])
+        return ProjectUsage(*map(int, counts))
 
     def save_document_version(
         self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool

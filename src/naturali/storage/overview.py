@@ -1,14 +1,26 @@
-"""A project's page (ports/storage.py OverviewStorage), on either backend: its jobs, a page at
-a time, and what its jobs and stores hold. Its folders, counted with each engine's own string
-functions, are the backend's (sqlite/overview.py, postgres/overview.py)."""
+"""A project's page (ports/storage.py OverviewStorage), on either backend: its folders counted
+in one grouped scan of its paths (compared bytewise, as the documents' listing pages them),
+its jobs a page at a time, and what its jobs and stores hold."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from naturali.model import IngestJobStatus
+from naturali.model import Folder, IngestJobStatus
 from naturali.storage import rows as mapping
 from naturali.storage.sql import SqlDatabase
+
+# The folder of a path under the prefix: the prefix and the rest up to its first "/", or the
+# prefix itself for a document directly in it. substr() rather than LIKE: paths may hold % and _.
+FOLDERS = """
+    SELECT folder, count(*) AS documents, coalesce(sum(chunks), 0) AS chunks FROM (
+        SELECT ? || CASE WHEN {slash} > 0 THEN substr(rest, 1, {slash}) ELSE '' END AS folder,
+               chunks
+        FROM (SELECT substr(d.path, length(?) + 1) AS rest, v.chunk_count AS chunks
+              FROM documents d LEFT JOIN document_versions v ON {current}
+              WHERE d.project_id = ? AND substr(d.path, 1, length(?)) = ?) AS under) AS folders
+    GROUP BY folder HAVING folder{b} > ? ORDER BY folder{b} LIMIT ?
+"""
 
 JOBS = """
     SELECT j.id, j.document_id, coalesce(d.path, '') AS path, j.state, j.chunks_total,
@@ -24,6 +36,17 @@ class Overview:
 
         @property
         def db(self) -> SqlDatabase: ...
+
+    def document_folders(
+        self, project_id: str, prefix: str, after: str | None, limit: int
+    ) -> list[Folder]:
+        d = self.db.dialect
+        sql = FOLDERS.format(
+            slash=d.position.format("rest", "'/'"), current=d.current_version, b=d.bytewise
+        )
+        args = (prefix, prefix, project_id, prefix, prefix, after or "", limit)
+        rows = self.db.rows(sql, *args)
+        return [Folder(r["folder"], int(r["documents"]), int(r["chunks"])) for r in rows]
 
     def list_ingest_jobs(
         self, project_id: str, after: tuple[str, str] | None, limit: int

@@ -38,10 +38,12 @@ class Row(Protocol):
     def __getitem__(self, key: str, /) -> Any: ...
 
 
+# A document with its current version, joined as the backend's keys say
+# (``Dialect.current_version``).
 DOC_SELECT = """
     SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
            v.chunk_count, v.page_count, v.warnings, v.reading
-    FROM documents d JOIN document_versions v ON v.document_id = d.id AND v.version = d.version
+    FROM documents d JOIN document_versions v ON {current}
 """
 
 

@@ -39,6 +39,9 @@ class Dialect:
     project_key: str  # the projects table's key column
     bytewise: str  # a collation that orders text by its bytes, as Python's sort does
     unique_violation: type[Exception]  # what a broken UNIQUE constraint raises
+    position: str  # where the text {1} first stands in the text {0} (1-based; 0: nowhere)
+    # How a document meets its current version (the versions' key: with the project or not).
+    current_version: str
 
 
 class SqlDatabase(Protocol):

@@ -10,16 +10,16 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from naturali.model import Chunk, Document, Memory, ProjectUsage, SourceType
+from naturali.model import Chunk, Document, Memory, SourceType
 from naturali.ports.storage import ChunkChanges, EmbeddedChunk, NewVector, memory_owner
 from naturali.storage import rows as mapping
 from naturali.storage.audit import Audit
 from naturali.storage.documents import Documents
 from naturali.storage.jobs import IngestJobs
 from naturali.storage.memory_stores import MemoryStores
+from naturali.storage.overview import Overview
 from naturali.storage.people import People
 from naturali.storage.postgres.connection import Database, raw
-from naturali.storage.postgres.overview import PostgresOverview
 from naturali.storage.postgres.vectors import PostgresVectorSearch
 from naturali.storage.postgres.writes import (
     delete_memory,
@@ -60,19 +60,12 @@ STALE_CHUNKS = (
     "SELECT * FROM chunks c WHERE (model < %s OR model > %s) AND NOT EXISTS (SELECT 1 FROM "
     "projects p WHERE p.project_id = c.project_id AND p.embedding_model IS NOT NULL) LIMIT %s"
 )
-DOC_SELECT = """
-    SELECT d.*, v.file_id, v.filename, v.size, v.content_type, v.content_hash,
-           v.chunk_count, v.page_count, v.warnings, v.reading
-    FROM documents d JOIN document_versions v
-      ON v.project_id = d.project_id AND v.document_id = d.id AND v.version = d.version
-"""
 
 
 class PostgresStorage(
-    IngestJobs, People, MemoryStores, Documents, PostgresOverview, Tokens, Audit, Sources
+    IngestJobs, People, MemoryStores, Documents, Overview, Tokens, Audit, Sources
 ):
     db: Database
-    doc_select = DOC_SELECT
 
     def __init__(self, url: str) -> None:
         self.db = Database(url)
@@ -106,30 +99,15 @@ class PostgresStorage(
     # documents ------------------------------------------------------------------------------
     def get_document(self, project_id: str, document_id: str) -> Document | None:
         row = self.db.one(
-            DOC_SELECT + " WHERE d.project_id = %s AND d.id = %s", project_id, document_id
+            self.doc_select + " WHERE d.project_id = %s AND d.id = %s", project_id, document_id
         )
         return mapping.document(row) if row else None
 
     def get_documents(self, project_id: str, ids: Sequence[str]) -> dict[str, Document]:
         rows = self.db.all(
-            DOC_SELECT + " WHERE d.project_id = %s AND d.id = ANY(%s)", project_id, list(ids)
+            self.doc_select + " WHERE d.project_id = %s AND d.id = ANY(%s)", project_id, list(ids)
         )
         return {r["id"]: mapping.document(r) for r in rows}
-
-    def project_usage(self, project_id: str) -> ProjectUsage:
-        row = self.db.one(
-            "SELECT (SELECT count(*) FROM documents WHERE project_id = %s) AS documents, "
-            "(SELECT coalesce(sum(v.size), 0) FROM documents d JOIN document_versions v "
-            " ON v.project_id = d.project_id AND v.document_id = d.id AND v.version = d.version "
-            " WHERE d.project_id = %s) AS bytes, "
-            "(SELECT count(*) FROM chunks WHERE project_id = %s) AS chunks, "
-            "(SELECT count(*) FROM memories WHERE project_id = %s) AS memories",
-            *[project_id] * 4,
-        )
-        assert row is not None
-        return ProjectUsage(
-            int(row["documents"]), int(row["bytes"]), int(row["chunks"]), int(row["memories"])
-        )
 
     def delete_document(self, project_id: str, document_id: str) -> None:
         with self.db.transaction() as conn:

@@ -28,6 +28,10 @@ class Database:
         project_key="project_id",
         bytewise=' COLLATE "C"',
         unique_violation=psycopg.errors.UniqueViolation,
+        position="strpos({0}, {1})",
+        current_version=(
+            "v.project_id = d.project_id AND v.document_id = d.id AND v.version = d.version"
+        ),
     )
 
     def __init__(self, url: str, max_size: int = 16) -> None:

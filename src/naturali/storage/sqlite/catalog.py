@@ -10,20 +10,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from naturali.model import Chunk, Document, Memory, ProjectUsage, SourceType
+from naturali.model import Chunk, Document, Memory, SourceType
 from naturali.ports.storage import ChunkChanges, EmbeddedChunk, NewVector, memory_owner
 from naturali.storage import rows as mapping
 from naturali.storage.audit import Audit
 from naturali.storage.documents import Documents
 from naturali.storage.jobs import IngestJobs
 from naturali.storage.memory_stores import MemoryStores
+from naturali.storage.overview import Overview
 from naturali.storage.people import People
 from naturali.storage.rows import ChunkOwner
 from naturali.storage.sources import Sources
 from naturali.storage.sql import Writer
 from naturali.storage.sqlite.connection import Database
 from naturali.storage.sqlite.migrations import migrate
-from naturali.storage.sqlite.overview import SqliteOverview
 from naturali.storage.sqlite.writes import insert_chunks, write_version
 from naturali.storage.tokens import Tokens
 
@@ -53,11 +53,8 @@ def _batches(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i : i + _MAX_VARS] for i in range(0, len(items), _MAX_VARS)]
 
 
-class SqliteStorage(
-    IngestJobs, People, MemoryStores, Documents, SqliteOverview, Tokens, Audit, Sources
-):
+class SqliteStorage(IngestJobs, People, MemoryStores, Documents, Overview, Tokens, Audit, Sources):
     db: Database
-    doc_select = mapping.DOC_SELECT
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +88,7 @@ class SqliteStorage(
     # documents ------------------------------------------------------------------------------
     def get_document(self, project_id: str, document_id: str) -> Document | None:
         row = self.db.row(
-            mapping.DOC_SELECT + " WHERE d.id = ? AND +d.project_id = ?", document_id, project_id
+            self.doc_select + " WHERE d.id = ? AND +d.project_id = ?", document_id, project_id
         )
         return mapping.document(row) if row else None
 
@@ -101,27 +98,12 @@ class SqliteStorage(
             # "+d.project_id": look documents up by primary key, not by the (project, path)
             # index, which would scan every document of the project.
             sql = (
-                mapping.DOC_SELECT
+                self.doc_select
                 + f" WHERE d.id IN ({_placeholders(len(batch))}) AND +d.project_id = ?"
             )
             for row in self.db.rows(sql, *batch, project_id):
                 out[row["id"]] = mapping.document(row)
         return out
-
-    def project_usage(self, project_id: str) -> ProjectUsage:
-        row = self.db.row(
-            "SELECT (SELECT count(*) FROM documents WHERE project_id = ?) AS documents, "
-            "(SELECT coalesce(sum(v.size), 0) FROM documents d JOIN document_versions v "
-            " ON v.document_id = d.id AND v.version = d.version WHERE d.project_id = ?) AS bytes, "
-            "(SELECT count(*) FROM chunks WHERE project_id = ?) AS chunks, "
-            "(SELECT count(*) FROM memories WHERE project_id = ?) AS memories",
-            project_id,
-            project_id,
-            project_id,
-            project_id,
-        )
-        assert row is not None
-        return ProjectUsage(row["documents"], row["bytes"], row["chunks"], row["memories"])
 
     def delete_document(self, project_id: str, document_id: str) -> None:
         with self.db.write() as conn:

@@ -22,6 +22,8 @@ class Database:
         project_key="id",
         bytewise="",  # SQLite's default collation is bytewise
         unique_violation=sqlite3.IntegrityError,
+        position="instr({0}, {1})",
+        current_version="v.document_id = d.id AND v.version = d.version",
     )
 
     def __init__(self, path: Path) -> None:
