@@ -166,3 +166,23 @@ def test_a_project_moves_to_the_multilingual_model_while_it_answers(each_backend
 def test_an_unknown_model_is_refused(api: Api, tmp_path: Path) -> None:
     refused = api.post("/v1/projects", json={"name": "x", "embedding_model": "gpt-embed"})
     assert refused.status_code == 400, refused.text
+
+
+def test_questions_go_through_the_int8_query_model_close_to_the_engine(tmp_path: Path) -> None:
+    """multilingual-e5-small's questions run as an int8 graph on onnxruntime, built from the
+    engine's own weights: the vector stays that of the engine's reading of the question."""
+    from naturali.embed.multilingual import MultilingualEmbedder
+
+    model = MultilingualEmbedder(threads=1, cache_dir=tmp_path)
+    assert model.query_model_loaded.wait(120)
+    assert list(tmp_path.glob("e5-query-*.onnx"))  # built once, kept for the next start
+    for question in (
+        "What is the capital city of Thailand?",
+        "长城有多长？",
+        "Wo ist die Akropolis?",
+    ):
+        fast = model.embed_query(question)
+        engine = model._model.query(question)
+        assert float(fast @ engine) > 0.99
+    long = "word " * 600  # past one window of pieces: the engine's reading, windowed
+    assert float(model.embed_query(long) @ model._model.query(long)) > 0.9999

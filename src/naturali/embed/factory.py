@@ -17,7 +17,11 @@ from naturali.settings import MULTILINGUAL, Settings
 def build_named(settings: Settings, name: str) -> Embedder:
     """A model a project chose by name (settings.PROJECT_MODELS), run here."""
     if name == MULTILINGUAL:
-        return MultilingualEmbedder(settings.embedder_threads, settings.embedder_batch_size)
+        return MultilingualEmbedder(
+            settings.embedder_threads,
+            settings.embedder_batch_size,
+            settings.local_cache_dir / "models",
+        )
     return OnnxEmbedder(
         threads=settings.embedder_threads,
         batch_size=settings.embedder_batch_size,

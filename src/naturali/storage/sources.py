@@ -70,8 +70,13 @@ class Sources:
         # read says so without taking the catalogue's write lock (SQLite's is the database's).
         if self.db.row(DUE, now, now, now) is None:
             return None
-        locked = f"{self.db.dialect.for_update} {self.db.dialect.skip_locked}"
+        dialect = self.db.dialect
+        locked = f"{dialect.for_update} {dialect.skip_locked}"
         with self.db.writing() as conn:
+            # Claims one after another: "none of its project's is held" must see the claim
+            # another worker made a moment ago, which a row lock alone would not show.
+            if dialect.serialise_claims:
+                conn.execute(dialect.serialise_claims)
             row = conn.execute(DUE + locked, (now, now, now)).fetchone()
             if row is None:
                 return None

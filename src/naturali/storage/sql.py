@@ -40,6 +40,9 @@ class Dialect:
     bytewise: str  # a collation that orders text by its bytes, as Python's sort does
     unique_violation: type[Exception]  # what a broken UNIQUE constraint raises
     position: str  # where the text {1} first stands in the text {0} (1-based; 0: nowhere)
+    # Run first in a transaction that claims work, so that claims follow one another ("":
+    # SQLite's one writer already does)
+    serialise_claims: str
     # How a document meets its current version (the versions' key: with the project or not).
     current_version: str
 

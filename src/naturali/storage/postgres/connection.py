@@ -29,6 +29,7 @@ class Database:
         bytewise=' COLLATE "C"',
         unique_violation=psycopg.errors.UniqueViolation,
         position="strpos({0}, {1})",
+        serialise_claims="SELECT pg_advisory_xact_lock(7164201004)",
         current_version=(
             "v.project_id = d.project_id AND v.document_id = d.id AND v.version = d.version"
         ),

@@ -23,6 +23,7 @@ class Database:
         bytewise="",  # SQLite's default collation is bytewise
         unique_violation=sqlite3.IntegrityError,
         position="instr({0}, {1})",
+        serialise_claims="",
         current_version="v.document_id = d.id AND v.version = d.version",
     )
 
