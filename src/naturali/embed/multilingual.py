@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from naturali.embed.e5_query import E5Query, E5Weights, query_model
 from naturali.embed.onnx import passage_pool, session
 from naturali.ports.embedder import Vectors
 
@@ -57,7 +56,7 @@ class MultilingualEmbedder:
         self, threads: int = 2, batch_size: int = 8, cache_dir: Path | None = None
     ) -> None:
         self._model, self._model_path = _engine()
-        self._query: E5Query | None = None
+        self._query: Any = None  # the E5Query, once it has loaded
         self.query_model_loaded = threading.Event()
         threading.Thread(
             target=self._load_query_model,
@@ -97,13 +96,16 @@ class MultilingualEmbedder:
         return out
 
     def embed_query(self, text: str) -> Vectors:
-        fast = self._query.embed(text) if self._query is not None else None
+        fast: Vectors | None = self._query.embed(text) if self._query is not None else None
         if fast is not None:
             return fast
         vector: Vectors = np.asarray(self._model.query(text), dtype=np.float32)
         return vector
 
     def _load_query_model(self, cache_dir: Path | None) -> None:
+        """Imported here, on this thread (a lazy import): onnx, of the multilingual extra."""
+        from naturali.embed.e5_query import E5Query, E5Weights, query_model
+
         try:
             weights = E5Weights(self._model_path)
             self._query = E5Query(weights, session(query_model(weights, cache_dir), 1))
