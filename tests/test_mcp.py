@@ -88,7 +88,8 @@ async def _session_calls(data_dir: Path, project: str, store: str) -> dict[str, 
     )
     out: dict[str, Any] = {}
     async with stdio_client(params) as (read, writer), ClientSession(read, writer) as session:
-        await session.initialize()
+        started = await session.initialize()
+        out["instructions"] = started.instructions
         listed = await session.list_tools()
         out["tools"] = {t.name: t for t in listed.tools}
 
@@ -157,6 +158,7 @@ def test_every_tool_over_stdio(store: tuple[Path, str, str]) -> None:
     out = anyio.run(_session_calls, *store)
     tools = out["tools"]
     assert set(tools) == TOOLS
+    assert "embedded with bge-small-en-v1.5: ask in English" in out["instructions"]
     grep_schema = tools["knowledge_grep"].input_schema
     assert grep_schema["properties"]["limit"]["maximum"] == 50
     assert "timeField" in grep_schema["properties"]

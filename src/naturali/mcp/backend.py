@@ -27,6 +27,10 @@ class Backend(Protocol):
         """The operation's wire response, on the server's store or on ``store_id``."""
         ...
 
+    def model(self) -> str | None:
+        """The embedding model the project's passages are embedded with (None: unknown)."""
+        ...
+
 
 class LocalBackend:
     """The service layer on a data dir, acting as ``user``."""
@@ -43,6 +47,10 @@ class LocalBackend:
         except NaturaliError as exc:
             raise BackendError(explain(exc, operation)) from exc
         return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def model(self) -> str | None:
+        project = self._services.storage.get_project(self._target.project_id)
+        return self._services.embedders.name_of(project) if project is not None else None
 
 
 class RemoteBackend:
@@ -64,6 +72,12 @@ class RemoteBackend:
             raise BackendError(explain(exc, operation)) from exc
         except NaturaliConnectionError as exc:
             raise BackendError(f"{exc}; check that the naturali server is running") from exc
+
+    def model(self) -> str | None:
+        try:
+            return self._client.projects.get(project_id=self._target.project_id).embedding_model
+        except (NaturaliAPIError, NaturaliConnectionError):  # said when a tool is called
+            return None
 
 
 # The HTTP path's slots, by the names the service gives them; a tool takes them as fields.

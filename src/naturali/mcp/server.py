@@ -140,10 +140,20 @@ def build(backend: Backend, name: str = "naturali", log_level: LogLevel = "WARNI
     """An MCP server with one tool per catalogue operation. Quiet by default: the SDK's
     level is the whole process's, and at INFO every HTTP call to a server is a line on
     stderr."""
-    server: MCPServer = _Server(name, instructions=INSTRUCTIONS, log_level=log_level)
+    server: MCPServer = _Server(name, instructions=_instructions(backend), log_level=log_level)
     for operation in TOOLS:
         server.add_tool(_tool(operation, backend), name=operation.name, description=operation.doc)
     return server
+
+
+def _instructions(backend: Backend) -> str:
+    """The instructions, with what the project's model reads: an English model's project is
+    asked in English; a multilingual one's in any language."""
+    model = backend.model()
+    if model is None:
+        return INSTRUCTIONS
+    reads = "questions in any of 100 languages" if "multilingual" in model else "English"
+    return f"{INSTRUCTIONS} This project is embedded with {model}: ask in {reads}."
 
 
 def _tool(operation: Operation, backend: Backend) -> Callable[..., dict[str, Any]]:
