@@ -118,10 +118,13 @@ def test_a_saved_index_reads_its_float32_rows_from_the_snapshot(
     monkeypatch.setattr(snapshot, "READ_BELOW", 0)  # mapped, as a large project's is
     api = saving_api
     project_id = api.project()
+    registry = api.naturali.indexes
     for path, text in DOCS.items():
         api.doc(project_id, path, text)
-    before = _answers(api, project_id)  # a sync of every chunk: worth a snapshot
-    registry = api.naturali.indexes
+    # Each write has the unloaded project's snapshot brought up to date in the background:
+    # once the last is, the first search maps every row from it.
+    assert registry.jobs.idle(timeout=60)
+    before = _answers(api, project_id)
     assert registry.jobs.idle(timeout=60)
     with registry.synced(project_id) as index:
         n = index.n
