@@ -16,8 +16,6 @@ it was made from.
 from __future__ import annotations
 
 import hashlib
-import logging
-import os
 import struct
 import tempfile
 from dataclasses import dataclass
@@ -29,9 +27,8 @@ import numpy.typing as npt
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
-from onnxruntime.quantization import QuantType, quantize_dynamic
 
-log = logging.getLogger(__name__)
+from naturali.embed.query_model import cached, quantized, versions
 
 RECIPE = "e5-layers-dynamic-int8-per-channel-1"
 METASPACE = "\u2581"
@@ -201,38 +198,17 @@ def pieces(w: E5Weights, text: str) -> list[int]:
 
 def query_model(weights: E5Weights, directory: Path | None) -> bytes:
     """The int8 graph of the 12 layers, cached in ``directory`` (built there if absent)."""
-    stat = weights.path.stat()
-    key = hashlib.sha256(
-        f"{weights.path.name}\0{stat.st_size}\0{RECIPE}\0{ort.__version__}\0{onnx.__version__}".encode()
-    ).hexdigest()[:16]
-    with tempfile.TemporaryDirectory(prefix="naturali-e5-") as scratch:
-        where = directory if directory is not None else Path(scratch)
-        where.mkdir(parents=True, exist_ok=True)
-        target = where / f"e5-query-{key}.onnx"
-        if target.exists():
-            try:
-                data = target.read_bytes()
-                onnx.checker.check_model(data)
-                return data
-            except Exception as error:  # a torn or foreign file: rebuild it
-                log.warning("e5 query model %s does not load (%s); rebuilding it", target, error)
-        _build(weights, target)
-        return target.read_bytes()
+    size = weights.path.stat().st_size
+    made_from = f"{weights.path.name}\0{size}\0{RECIPE}\0{versions()}"
+    key = hashlib.sha256(made_from.encode()).hexdigest()[:16]
+    return cached(directory, f"e5-query-{key}.onnx", lambda target: _build(weights, target))
 
 
 def _build(weights: E5Weights, target: Path) -> None:
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".building-") as work:
         floats = Path(work) / "float.onnx"
         onnx.save(_graph(weights), str(floats))
-        built = Path(work) / "query.onnx"
-        logging.disable(logging.WARNING)  # its advice to pre-process is for calibrated models
-        try:
-            quantize_dynamic(floats, built, weight_type=QuantType.QInt8, per_channel=True)
-        finally:
-            logging.disable(logging.NOTSET)
-        with built.open("rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(built, target)  # whole or absent, also with servers sharing the cache dir
+        quantized(floats, target)
 
 
 class _Graph:

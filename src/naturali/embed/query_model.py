@@ -18,6 +18,7 @@ import hashlib
 import logging
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
@@ -32,20 +33,29 @@ RECIPE = "dynamic-int8-per-channel-1"
 def query_model(source: Path, source_sha256: str, directory: Path | None) -> bytes:
     """The int8 query model made from ``source``, serialised: cached in ``directory`` (built
     there if absent or unreadable), or built in a temporary directory when there is none."""
+    key = hashlib.sha256(f"{source_sha256}\0{RECIPE}\0{versions()}".encode()).hexdigest()[:16]
+    return cached(directory, f"query-{key}.onnx", lambda target: _build(source, target))
+
+
+def versions() -> str:
+    """What a built model depends on beside its source: the quantiser's and the runtime's."""
+    return f"{ort.__version__}\0{onnx.__version__}"
+
+
+def cached(directory: Path | None, name: str, build: Callable[[Path], None]) -> bytes:
+    """The model ``name`` in ``directory`` when it holds a whole one, else ``build`` writes
+    it there first (into a temporary directory when there is none); its bytes."""
     if directory is None:
         with tempfile.TemporaryDirectory(prefix="naturali-query-model-") as work:
-            target = Path(work) / "query.onnx"
-            _build(source, target)
+            target = Path(work) / name
+            build(target)
             return target.read_bytes()
-    key = hashlib.sha256(
-        f"{source_sha256}\0{RECIPE}\0{ort.__version__}\0{onnx.__version__}".encode()
-    ).hexdigest()[:16]
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"query-{key}.onnx"
-    cached = _cached(target)
-    if cached is not None:
-        return cached
-    _build(source, target)
+    target = directory / name
+    found = _cached(target)
+    if found is not None:
+        return found
+    build(target)
     return target.read_bytes()
 
 
@@ -71,12 +81,19 @@ def _build(source: Path, target: Path) -> None:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         options.optimized_model_filepath = str(folded)
         ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        quantized(folded, target)
+
+
+def quantized(source: Path, target: Path) -> None:
+    """``source`` with its matrix products in int8 (dynamic, per output channel), written to
+    ``target`` whole or not at all (servers may share the cache dir)."""
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".quantising-") as work:
         built = Path(work) / "query.onnx"
         logging.disable(logging.WARNING)  # its advice to pre-process is for calibrated models
         try:
-            quantize_dynamic(folded, built, weight_type=QuantType.QInt8, per_channel=True)
+            quantize_dynamic(source, built, weight_type=QuantType.QInt8, per_channel=True)
         finally:
             logging.disable(logging.NOTSET)
         with built.open("rb") as fh:
             os.fsync(fh.fileno())
-        os.replace(built, target)  # whole or absent, also with servers sharing the cache dir
+        os.replace(built, target)
