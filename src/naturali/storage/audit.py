@@ -3,21 +3,16 @@ updated or deleted."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from naturali.model import AuditEntry
 from naturali.storage import rows as mapping
-from naturali.storage.sql import SqlDatabase
+from naturali.storage.sql import Aggregate
 
 INSERT = f"INSERT INTO audit ({mapping.AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-class Audit:
-    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
-
-        @property
-        def db(self) -> SqlDatabase: ...
-
+class Audit(Aggregate):
     def append_audit(self, entry: AuditEntry) -> None:
         with self.db.writing() as conn:
             conn.execute(INSERT, mapping.audit_row(entry))

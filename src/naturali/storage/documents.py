@@ -5,30 +5,15 @@ written (each engine's ``write_version``), one by its path, a page of them in pa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from naturali.model import Chunk, Document, ProjectUsage
 from naturali.ports.storage import EmbeddedChunk
 from naturali.storage import rows as mapping
-from naturali.storage.sql import SqlDatabase, Writer
+from naturali.storage.sql import Aggregate
 
 
-class Documents:
-    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
-
-        @property
-        def db(self) -> SqlDatabase: ...
-
-        @staticmethod
-        def write_version(
-            writer: Writer,
-            d: Document,
-            chunks: Sequence[EmbeddedChunk],
-            model_id: str,
-            *,
-            create: bool,
-        ) -> None: ...
-
+class Documents(Aggregate):
     @property
     def doc_select(self) -> str:
         return mapping.DOC_SELECT.format(current=self.db.dialect.current_version)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from naturali.model import Document, IngestJob, IngestProgress
 from naturali.ports.storage import EmbeddedChunk
 from naturali.storage import rows as mapping
-from naturali.storage.sql import SqlDatabase, Writer
+from naturali.storage.sql import Aggregate
 
 COUNTS = "SELECT state, count(*) AS n FROM ingest_jobs GROUP BY state"
 CLAIMED = (
@@ -27,22 +27,7 @@ RENEW = (
 )
 
 
-class IngestJobs:
-    if TYPE_CHECKING:  # each catalogue sets its own database and writes versions its own way
-
-        @property
-        def db(self) -> SqlDatabase: ...
-
-        @staticmethod
-        def write_version(
-            writer: Writer,
-            d: Document,
-            chunks: Sequence[EmbeddedChunk],
-            model_id: str,
-            *,
-            create: bool,
-        ) -> None: ...
-
+class IngestJobs(Aggregate):
     def enqueue_ingest(self, job: IngestJob, placeholder: Document | None) -> None:
         d = job.document
         with self.db.writing() as conn:

@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from naturali.model import MemoryStore
 from naturali.ports.storage import NameTaken
 from naturali.storage import rows as mapping
-from naturali.storage.sql import SqlDatabase
+from naturali.storage.sql import Aggregate
 
 INSERT = (
     "INSERT INTO memory_stores (id, project_id, name, tags, created_at, updated_at) "
@@ -22,12 +21,7 @@ UPDATE = (
 )
 
 
-class MemoryStores:
-    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
-
-        @property
-        def db(self) -> SqlDatabase: ...
-
+class MemoryStores(Aggregate):
     def create_memory_store(self, store: MemoryStore) -> None:
         s = store
         with self._naming(s.name), self.db.writing() as conn:

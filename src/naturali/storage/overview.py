@@ -4,11 +4,9 @@ its jobs a page at a time, and what its jobs and stores hold."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from naturali.model import Folder, IngestJobStatus
 from naturali.storage import rows as mapping
-from naturali.storage.sql import SqlDatabase
+from naturali.storage.sql import Aggregate
 
 # The folder of a path under the prefix: the prefix and the rest up to its first "/", or the
 # prefix itself for a document directly in it. substr() rather than LIKE: paths may hold % and _.
@@ -31,12 +29,7 @@ JOBS = """
 """
 
 
-class Overview:
-    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
-
-        @property
-        def db(self) -> SqlDatabase: ...
-
+class Overview(Aggregate):
     def document_folders(
         self, project_id: str, prefix: str, after: str | None, limit: int
     ) -> list[Folder]:

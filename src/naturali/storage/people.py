@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 from naturali.model import Member, Project, Role, User
 from naturali.ports.storage import LastOwner
 from naturali.storage import rows as mapping
-from naturali.storage.sql import SqlDatabase, Writer
+from naturali.storage.sql import Aggregate, Writer
 
 PUT_MEMBER = (
     "INSERT INTO members (project_id, user_id, role, created_at) VALUES (?, ?, ?, ?) "
@@ -24,11 +24,8 @@ def _user(row: object | None) -> User | None:
     return User(r["id"], r["name"], r["created_at"]) if row else None
 
 
-class People:
-    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
-
-        @property
-        def db(self) -> SqlDatabase: ...
+class People(Aggregate):
+    if TYPE_CHECKING:
 
         def lock_members(self, conn: Writer, project_id: str) -> None: ...
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from naturali.model import Source
 from naturali.storage import rows as mapping
-from naturali.storage.sql import SqlDatabase
+from naturali.storage.sql import Aggregate
 
 GET = "SELECT * FROM sources WHERE project_id = ? AND id = ?"
 LIST = "SELECT * FROM sources WHERE project_id = ? ORDER BY created_at, id"
@@ -39,12 +39,7 @@ FINISH = (
 )
 
 
-class Sources:
-    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
-
-        @property
-        def db(self) -> SqlDatabase: ...
-
+class Sources(Aggregate):
     def create_source(self, source: Source) -> None:
         self._write(mapping.source_insert("?"), mapping.source_row(source))
 

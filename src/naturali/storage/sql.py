@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from naturali.model import Document
+    from naturali.ports.storage import EmbeddedChunk
 
 
 class Cursor(Protocol):
@@ -57,3 +61,24 @@ class SqlDatabase(Protocol):
     def writing(self) -> AbstractContextManager[Writer]:
         """A write transaction: all or nothing."""
         ...
+
+
+class Aggregate:
+    """An aggregate written once for both engines (audit.py, people.py, jobs.py…): the
+    catalogue it is part of gives it its database, and writes a document's version its own
+    way (``write_version``: the engines' chunk locks and vectors differ)."""
+
+    if TYPE_CHECKING:
+
+        @property
+        def db(self) -> SqlDatabase: ...
+
+        @staticmethod
+        def write_version(
+            writer: Writer,
+            d: Document,
+            chunks: Sequence[EmbeddedChunk],
+            model_id: str,
+            *,
+            create: bool,
+        ) -> None: ...

@@ -3,22 +3,15 @@ every server, so a revocation is seen by each at its next lookup of the token.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from naturali.model import Token, User
 from naturali.storage import rows as mapping
-from naturali.storage.sql import SqlDatabase, Writer
+from naturali.storage.sql import Aggregate, Writer
 
 LINEAGE = mapping.lineage("?")
 INSERT = f"INSERT INTO tokens ({mapping.TOKEN_COLUMNS}) VALUES ({mapping.token_marks('?')})"
 
 
-class Tokens:
-    if TYPE_CHECKING:  # each catalogue sets its own database (storage/sql.py)
-
-        @property
-        def db(self) -> SqlDatabase: ...
-
+class Tokens(Aggregate):
     def create_user(self, user: User, token: Token, token_hash: str) -> None:
         with self.db.writing() as conn:
             conn.execute(
