@@ -84,8 +84,8 @@ class _Held(Collector):
         )
         yield GaugeMetricFamily(
             "naturali_embedder_queue_depth",
-            "Passage batches waiting for the embedder's threads.",
-            value=naturali.embedder().queued() if naturali.embedder_loaded else 0,
+            "Passage batches waiting for the embedders' threads (every model loaded).",
+            value=naturali.embedders.queued(),
         )
         loaded = naturali.indexes.cache.loaded()
         yield GaugeMetricFamily(

@@ -60,12 +60,13 @@ class _Route:
 
     operation: Operation
     item: str | None  # the path's slot beyond the project and the store, if any
+    query: tuple[str, ...]  # the request's fields a query string carries
 
     def request(self, values: dict[str, Any]) -> Any:
         op = self.operation
         if _has_body(op):
             return values["body"]
-        given = {n: values[n] for n, _ in _query_fields(op) if values[n] is not None}
+        given = {n: values[n] for n in self.query if values[n] is not None}
         if self.item is not None and op.path_field is not None:
             given[op.path_field] = values[self.item]
         try:
@@ -88,7 +89,8 @@ class _Route:
 
 def _endpoint(operation: Operation) -> Any:
     slots = _SLOTS.findall(operation.path)
-    route = _Route(operation, next((s for s in slots if s not in FIXED), None))
+    item = next((s for s in slots if s not in FIXED), None)
+    route = _Route(operation, item, tuple(name for name, _ in _query_fields(operation)))
     if operation.upload:
 
         async def endpoint(**values: Any) -> Any:

@@ -5,6 +5,7 @@ written (each engine's ``write_version``), one by its path, a page of them in pa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 from naturali.model import Chunk, Document, ProjectUsage
@@ -14,8 +15,9 @@ from naturali.storage.sql import Aggregate
 
 
 class Documents(Aggregate):
-    @property
+    @cached_property
     def doc_select(self) -> str:
+        """A document with its current version: the same words each call, made once."""
         return mapping.DOC_SELECT.format(current=self.db.dialect.current_version)
 
     def project_usage(self, project_id: str) -> ProjectUsage:
