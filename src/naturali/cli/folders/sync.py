@@ -55,6 +55,7 @@ Exclude = Annotated[
 IncludeHidden = Annotated[
     bool, typer.Option("--include-hidden", help="Also sync hidden files and folders")
 ]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the plan, change nothing")]
 AsJson = Annotated[
     bool, typer.Option("--json", help="Print one machine-readable summary (for cron, CI)")
 ]
@@ -119,9 +120,7 @@ def sync(
     delete: Annotated[
         bool, typer.Option("--delete", help="Delete documents under the prefix whose file is gone")
     ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan, change nothing")] = (
-        False
-    ),
+    dry_run: DryRun = False,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
     follow_outside: FollowOutside = False,
@@ -166,9 +165,7 @@ def ingest(
     directory: Directory,
     project: ProjectOption,
     path: PathOption = "/",
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan, change nothing")] = (
-        False
-    ),
+    dry_run: DryRun = False,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
     follow_outside: FollowOutside = False,
