@@ -1,6 +1,7 @@
 """What the index registry leaves for later, so that a search or a write does not wait for
 it: snapshots to save, small projects' snapshots to prepare, store-side vector indexes to
-build. One job of a kind a project is queued at a time, in order; ``step`` runs the next. The
+build. One job of a kind a project is queued at a time, in order (one running does not
+stop the next being queued); ``step`` runs the next. The
 composition root runs the steps on a background thread of its own (``service/container.py``)
 and wakes it as jobs are queued; without one (a command on the data dir), a job runs as it is
 queued."""
@@ -25,10 +26,12 @@ class IndexJobs:
         self._one_at_a_time = threading.RLock()  # a job may queue another (inline: runs it)
 
     def add(self, kind: str, project_id: str, job: Callable[[], None]) -> None:
-        """Queue ``job`` unless one of its kind for the project is queued or running."""
+        """Queue ``job`` unless one of its kind for the project is queued. One that is running
+        may have read the project before the change that queues this one, so it does not
+        count: the job runs again after it."""
         key = (kind, project_id)
         with self._changed:
-            if key in self._queued or key == self._running:
+            if key in self._queued:
                 return
             self._queued[key] = job
         if self.wake is not None:
