@@ -47,6 +47,70 @@ def tags_from_strings(values: Iterable[str]) -> MemoryTags:
 
 
 @dataclass(frozen=True)
+class Grant:
+    """What of a project a caller may see and change beyond its role: the documents under one
+    of ``paths`` (path prefixes) and the memory stores ``stores``; None lets all of them
+    through, an empty tuple none. A token's grant and a membership's meet (``narrowed``) for
+    every call; a token made by a limited caller is no wider (``covers``)."""
+
+    paths: tuple[str, ...] | None = None
+    stores: tuple[str, ...] | None = None
+
+    @property
+    def whole(self) -> bool:
+        return self.paths is None and self.stores is None
+
+    def sees_path(self, path: str) -> bool:
+        return self.paths is None or path.startswith(self.paths)
+
+    def sees_store(self, store_id: str) -> bool:
+        return self.stores is None or store_id in self.stores
+
+    def narrowed(self, other: Grant) -> Grant:
+        """What both let through."""
+        if self.stores is None or other.stores is None:
+            stores = self.stores if other.stores is None else other.stores
+        else:
+            stores = tuple(s for s in self.stores if s in other.stores)
+        return Grant(self.paths_within(other.paths), stores)
+
+    def paths_within(self, prefixes: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        """The prefixes (None: every path) narrowed to what this grant lets through: for two
+        prefixes of which one holds the other, the longer."""
+        if prefixes is None or self.paths is None:
+            met = prefixes if self.paths is None else self.paths
+            return None if met is None else _shortest(set(met))
+        return _shortest(
+            {a if a.startswith(b) else b for a in prefixes for b in self.paths if _nested(a, b)}
+        )
+
+    def covers(self, other: Grant) -> bool:
+        """Whether everything ``other`` lets through, this does too."""
+        return self.narrowed(other) == other.narrowed(WHOLE)
+
+    def as_dict(self) -> dict[str, Any]:
+        """As the API and the audit trail spell it."""
+        return {
+            "path_prefixes": None if self.paths is None else list(self.paths),
+            "memory_store_ids": None if self.stores is None else list(self.stores),
+        }
+
+
+def _nested(a: str, b: str) -> bool:
+    return a.startswith(b) or b.startswith(a)
+
+
+def _shortest(prefixes: set[str]) -> tuple[str, ...]:
+    """The prefixes none of the others holds (a prefix under one kept adds nothing), sorted."""
+    return tuple(
+        sorted(p for p in prefixes if not any(p != q and p.startswith(q) for q in prefixes))
+    )
+
+
+WHOLE = Grant()
+
+
+@dataclass(frozen=True)
 class User:
     id: str
     name: str
@@ -59,6 +123,9 @@ class User:
     token_name: str | None = None
     token_id: str | None = None
     token_expires_at: str | None = None  # a token it makes expires no later
+    # What of a project the call may see: the token's grant, and once admitted to a project
+    # (service/platform/auth.py), the token's and the membership's together.
+    grant: Grant = WHOLE
 
 
 Scope = Literal["read", "write", "admin"]
@@ -79,6 +146,7 @@ class Token:
     last_used_at: str | None = None
     revoked_at: str | None = None
     parent_id: str | None = None  # the token that made it (None: made on the data dir)
+    grant: Grant = WHOLE
 
 
 @dataclass(frozen=True)
@@ -98,6 +166,7 @@ class Member:
     user_id: str
     role: Role
     created_at: str
+    grant: Grant = WHOLE
 
 
 @dataclass(frozen=True)
@@ -147,6 +216,7 @@ class AuditEntry:
     ids: dict[str, str]
     status: int
     seq: int = 0  # its place in the trail, set by the store
+    grant: Grant = WHOLE  # what of the project the call could see and change
 
 
 @dataclass(frozen=True)

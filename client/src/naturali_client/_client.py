@@ -41,11 +41,21 @@ class Tokens(Resource):
         scope: str = "read",
         projects: builtins.list[str] | None = None,
         expires_in: str | None = None,
+        path_prefixes: builtins.list[str] | None = None,
+        memory_store_ids: builtins.list[str] | None = None,
     ) -> Token:
         """A token of the caller's (needs an admin token); ``token`` holds its secret, shown
-        this once."""
+        this once. ``path_prefixes`` and ``memory_store_ids`` limit what of each project it
+        reaches (default: what the caller's token reaches; ``[]``: none)."""
         body = _clean(
-            {"name": name, "scope": scope, "projects": projects, "expires_in": expires_in}
+            {
+                "name": name,
+                "scope": scope,
+                "projects": projects,
+                "expires_in": expires_in,
+                "path_prefixes": path_prefixes,
+                "memory_store_ids": memory_store_ids,
+            }
         )
         return Token.model_validate(self._call("POST", "/v1/tokens", json=body))
 
@@ -110,9 +120,20 @@ class Projects(Resource):
         ]
         return members
 
-    def put_member(self, *, project_id: str, user_id: str, role: str) -> dict[str, Any]:
+    def put_member(
+        self,
+        *,
+        project_id: str,
+        user_id: str,
+        role: str,
+        path_prefixes: builtins.list[str] | None = None,
+        memory_store_ids: builtins.list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Add a member or change one; ``path_prefixes`` and ``memory_store_ids`` limit what
+        of the project they reach (default: all of it; ``[]``: none)."""
         url = f"/v1/projects/{project_id}/members/{user_id}"
-        member: dict[str, Any] = self._call("PUT", url, json={"role": role})
+        limits = {"path_prefixes": path_prefixes, "memory_store_ids": memory_store_ids}
+        member: dict[str, Any] = self._call("PUT", url, json=_clean({"role": role, **limits}))
         return member
 
     def remove_member(self, *, project_id: str, user_id: str) -> None:

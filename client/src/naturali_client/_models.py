@@ -32,6 +32,11 @@ class Project(_Model):
 class Token(_Model):
     """A token as listed; ``token`` (the secret) only in the answer that created it."""
 
+    # Only the documents under these path prefixes, and the sources writing under them; null:
+    # every document.
+    path_prefixes: list[str] | None = None
+    # Only these memory stores; null: every store.
+    memory_store_ids: list[str] | None = None
     # This object's id.
     id: str
     # What the token is for.

@@ -1,13 +1,14 @@
 """Every response carries ``X-Request-Id``; every write through the API (a catalogue or
 resource operation that writes) is appended to the audit trail with who made it (user and
 token name), what (the route and the ids it named, and the id it created), when, the request
-id and the status. Never a query, a body or a document's content."""
+id, the status and the grant it ran under. Never a query, a body or a document's content."""
 
 from __future__ import annotations
 
 import json
 import logging
 import secrets
+from dataclasses import replace
 
 from anyio import to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -48,7 +49,7 @@ class AuditTrailMiddleware:
             if entry is None:
                 return
             try:
-                await to_thread.run_sync(self.naturali.audit.record, entry)
+                await to_thread.run_sync(self._record, entry, scope["state"][USER_KEY])
             except Exception:
                 # The write itself stands (a full disk, the catalog gone for a moment): its
                 # caller is told the truth, and the operator that its entry is missing.
@@ -82,6 +83,11 @@ class AuditTrailMiddleware:
         finally:
             if not recorded:  # no answer was completed (the client left, or an error)
                 await record()
+
+    def _record(self, entry: AuditEntry, user: User) -> None:
+        """Append ``entry`` with the grant its call ran under (its token's and membership's)."""
+        grant = self.naturali.auth.grant_of(user, entry.project_id)
+        self.naturali.audit.record(replace(entry, grant=grant))
 
 
 def _is_write(scope: Scope) -> bool:

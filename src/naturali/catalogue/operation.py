@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from naturali.model import User
 from naturali.service import requests as req
+from naturali.service.platform import grants
 
 if TYPE_CHECKING:  # the CLI loads the catalogue for its commands without the service stack
     from naturali.service.container import Services
@@ -72,6 +73,9 @@ class Operation:
     also: tuple[int, str] | None = None
     errors: tuple[int, ...] | None = None  # beyond 400, 401, 404; None: by its role
     upload: bool = False  # the body is a file (multipart) or, as ``request``, JSON text
+    # It acts on the whole project (its settings, its audit trail): refused to a caller
+    # granted only some of it.
+    whole: bool = False
 
     @property
     def id(self) -> str:
@@ -91,6 +95,13 @@ class Operation:
         return ((403,) if self.role != "read" else ()) + (409,)
 
     def invoke(self, services: Services, user: User, target: Target, request: Any) -> Any:
-        """The one check of who may call it, made from the entry, then the call."""
-        services.auth.admit(user, target.project_id, self.role)
-        return self.run(services, user, target, request)
+        """The one check of who may call it, made from the entry, then the call, under what
+        of the project the caller was granted: its store (when the path names one) and the
+        whole project are checked here, paths by the service, which knows them."""
+        admitted = services.auth.admit(user, target.project_id, self.role)
+        if self.whole:
+            grants.whole_project(admitted)
+        if target.store_id:
+            reading = self.role == "read"
+            (grants.readable_store if reading else grants.writable_store)(admitted, target.store_id)
+        return self.run(services, admitted, target, request)

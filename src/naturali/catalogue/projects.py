@@ -19,7 +19,7 @@ from naturali.contracts.resources import (
     TokenOut,
     UsageOut,
 )
-from naturali.model import User
+from naturali.model import WHOLE, User
 from naturali.service import requests as req
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ def _list_projects(s: Services, user: User, t: Target, r: Any) -> ProjectList:
 
 def _get_project(s: Services, user: User, t: Target, r: Any) -> ProjectOut:
     project, member = s.projects.get(user, t.project_id)
-    left = s.model_changes.left(project)
+    # How many passages are left to embed again counts the whole project's.
+    left = s.model_changes.left(project) if user.grant.whole else None
     return ProjectOut.of(project, member, s.embedders.name_of(project), left)
 
 
@@ -83,7 +84,8 @@ def _members(s: Services, user: User, t: Target, r: Any) -> MemberList:
 
 
 def _put_member(s: Services, user: User, t: Target, r: req.MemberRole) -> MemberOut:
-    return MemberOut.of(s.projects.put_member(user, t.project_id, t.item, r.role))
+    member = s.projects.put_member(user, t.project_id, t.item, r.role, r.grant(WHOLE))
+    return MemberOut.of(member)
 
 
 def _remove_member(s: Services, user: User, t: Target, r: Any) -> None:
@@ -92,7 +94,8 @@ def _remove_member(s: Services, user: User, t: Target, r: Any) -> None:
 
 def _create_token(s: Services, user: User, t: Target, r: req.TokenCreate) -> TokenCreated:
     projects = list(r.projects) if r.projects is not None else None
-    token, secret = s.tokens.create(user, r.name, r.scope, projects, r.expires_in)
+    grant = r.grant(user.grant)
+    token, secret = s.tokens.create(user, r.name, r.scope, projects, r.expires_in, grant)
     return TokenCreated(**TokenOut.of(token).model_dump(), token=secret)
 
 
@@ -160,6 +163,7 @@ PROJECTS: tuple[Operation, ...] = (
         sdk="projects.update",
         tag="projects",
         errors=(403,),
+        whole=True,
     ),
     Operation(
         "project_usage",
@@ -219,7 +223,8 @@ PROJECTS: tuple[Operation, ...] = (
     Operation(
         "project_audit",
         "The project's writes, oldest first: who (user, token), what (operation, ids), when, "
-        "the request id and the status. Owners only.",
+        "the request id, the status and the grant it ran under. Owners of the whole project "
+        "only.",
         req.AuditQuery,
         AuditPage,
         "owner",
@@ -229,6 +234,7 @@ PROJECTS: tuple[Operation, ...] = (
         sdk="projects.audit",
         tag="projects",
         errors=(403,),
+        whole=True,
     ),
     Operation(
         "list_members",

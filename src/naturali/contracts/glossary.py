@@ -319,6 +319,7 @@ EXAMPLES: dict[str, Any] = {
     "document_paths": ["/handbook/"],
     "document_ids": ["doc_V1StGXR8Z5jdHi6B"],
     "memory_store_ids": ["mstore_tYHpKIiutxJg5XZH"],
+    "path_prefixes": ["/eng/", "/public/"],
     "min_similarity": 0.3,
     "SearchRequest.query": "how do we deploy on Fridays?",
     "GrepRequest.query": "postgres",

@@ -9,7 +9,29 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from naturali.contracts.described import Described
-from naturali.model import AuditEntry, Document, Member, Memory, MemoryStore, Project, Source, Token
+from naturali.model import (
+    AuditEntry,
+    Document,
+    Member,
+    Memory,
+    MemoryStore,
+    Project,
+    Source,
+    Token,
+)
+
+
+class Limited(Described):
+    """What of a project it reaches (model.py Grant), beyond its projects and role."""
+
+    path_prefixes: list[str] | None = Field(
+        None,
+        description="Only the documents under these path prefixes, and the sources writing "
+        "under them; null: every document.",
+    )
+    memory_store_ids: list[str] | None = Field(
+        None, description="Only these memory stores; null: every store."
+    )
 
 
 class ProjectOut(Described):
@@ -42,7 +64,7 @@ class ProjectList(Described):
     data: list[ProjectOut]
 
 
-class TokenOut(Described):
+class TokenOut(Limited):
     """A token as listed: never its secret."""
 
     id: str
@@ -57,8 +79,9 @@ class TokenOut(Described):
     @classmethod
     def of(cls, token: Token) -> TokenOut:
         projects = list(token.projects) if token.projects is not None else None
-        fields = {k: v for k, v in token.__dict__.items() if k not in ("user_id", "projects")}
-        return cls(**fields, projects=projects)
+        left_out = ("user_id", "projects", "grant")
+        fields = {k: v for k, v in token.__dict__.items() if k not in left_out}
+        return cls(**fields, projects=projects, **token.grant.as_dict())
 
 
 class TokenCreated(TokenOut):
@@ -69,7 +92,7 @@ class TokenList(Described):
     data: list[TokenOut]
 
 
-class MemberOut(Described):
+class MemberOut(Limited):
     project_id: str
     user_id: str
     role: str
@@ -77,7 +100,13 @@ class MemberOut(Described):
 
     @classmethod
     def of(cls, m: Member) -> MemberOut:
-        return cls(project_id=m.project_id, user_id=m.user_id, role=m.role, created_at=m.created_at)
+        return cls(
+            project_id=m.project_id,
+            user_id=m.user_id,
+            role=m.role,
+            created_at=m.created_at,
+            **m.grant.as_dict(),
+        )
 
 
 class MemberList(Described):
@@ -308,7 +337,10 @@ class UsageOut(Described):
     quotas: dict[str, int]
 
 
-class AuditEntryOut(Described):
+class AuditEntryOut(Limited):
+    """One audited write; ``path_prefixes`` and ``memory_store_ids``: what of the project
+    the call could reach."""
+
     seq: int
     at: str
     user_id: str
@@ -320,8 +352,8 @@ class AuditEntryOut(Described):
 
     @classmethod
     def of(cls, entry: AuditEntry) -> AuditEntryOut:
-        fields = {k: v for k, v in entry.__dict__.items() if k != "project_id"}
-        return cls(**fields)
+        fields = {k: v for k, v in entry.__dict__.items() if k not in ("project_id", "grant")}
+        return cls(**fields, **entry.grant.as_dict())
 
 
 class AuditPage(Described):

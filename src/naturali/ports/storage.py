@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from naturali.model import (
+    WHOLE,
     AuditEntry,
     Chunk,
     ChunkDraft,
     Document,
     Folder,
+    Grant,
     IngestJob,
     IngestJobStatus,
     IngestProgress,
@@ -178,8 +180,9 @@ class DocumentStorage(Protocol):
         """The documents of ``ids`` that exist in the project, by id."""
         ...
 
-    def project_usage(self, project_id: str) -> ProjectUsage:
-        """What the project stores now (for its quotas and ``/usage``)."""
+    def project_usage(self, project_id: str, grant: Grant = WHOLE) -> ProjectUsage:
+        """What the project stores now (for its quotas and ``/usage``), or what of it is
+        under ``grant`` (its documents' current versions' chunks, its stores' memories)."""
         ...
 
     def project_lock(self, project_id: str) -> AbstractContextManager[None]:
@@ -188,9 +191,14 @@ class DocumentStorage(Protocol):
         ...
 
     def list_documents(
-        self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
+        self,
+        project_id: str,
+        prefixes: Sequence[str] | None,
+        after_path: str | None,
+        limit: int,
     ) -> list[Document]:
-        """Documents by path, from after ``after_path``, under ``path_prefix``."""
+        """Documents by path, from after ``after_path``, under one of ``prefixes`` (None:
+        all)."""
         ...
 
     def save_document_version(
@@ -295,20 +303,33 @@ class OverviewStorage(Protocol):
     """Read-only aggregates for a project's page: its folders, jobs and stores' sizes."""
 
     def document_folders(
-        self, project_id: str, prefix: str, after: str | None, limit: int
+        self,
+        project_id: str,
+        prefix: str,
+        after: str | None,
+        limit: int,
+        granted: Sequence[str] | None = None,
     ) -> list[Folder]:
         """The folders directly under ``prefix`` (a path ending in ``/``) by path, after the
-        folder ``after``, with their documents and chunks at any depth; first, when no
-        ``after`` is given and it has any, ``prefix`` itself for the documents directly in it."""
+        folder ``after``, with their documents and chunks at any depth (of those under
+        ``granted`` when given); first, when no ``after`` is given and it has any, ``prefix``
+        itself for the documents directly in it."""
         ...
 
     def list_ingest_jobs(
-        self, project_id: str, after: tuple[str, str] | None, limit: int
+        self,
+        project_id: str,
+        after: tuple[str, str] | None,
+        limit: int,
+        granted: Sequence[str] | None = None,
     ) -> list[IngestJobStatus]:
-        """The project's unfinished and failed jobs, oldest first, after (created_at, id)."""
+        """The project's unfinished and failed jobs, oldest first, after (created_at, id);
+        of documents under ``granted`` when given."""
         ...
 
-    def project_ingest_counts(self, project_id: str) -> dict[str, int]:
+    def project_ingest_counts(
+        self, project_id: str, granted: Sequence[str] | None = None
+    ) -> dict[str, int]:
         """How many of the project's jobs are queued, running and failed."""
         ...
 

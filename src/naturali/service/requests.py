@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from naturali.contracts.described import Described
-from naturali.model import ROLES
+from naturali.model import ROLES, WHOLE, Grant
 from naturali.service import validation
 
 MAX_QUERY_CHARS = 2000
@@ -198,8 +198,40 @@ class ProjectUpdate(Strict):
     )
 
 
-class TokenCreate(Strict):
-    """``POST /v1/tokens``: a named token of the caller's."""
+GrantList = Annotated[list[str], Field(max_length=MAX_FILTER_ITEMS)]
+
+
+class Limits(Strict):
+    """What of a project a token or a membership reaches, beyond its projects and role."""
+
+    path_prefixes: GrantList | None = Field(
+        None,
+        description="Only the documents whose path starts with one of these prefixes, and "
+        "the sources that write under them (default: every document; [] none).",
+    )
+    memory_store_ids: GrantList | None = Field(
+        None, description="Only these memory stores (default: every store; [] none)."
+    )
+
+    @field_validator("path_prefixes")
+    @classmethod
+    def _prefixes(cls, value: list[str] | None) -> list[str] | None:
+        for prefix in value or []:
+            validation.logical_path(prefix, "path_prefixes", prefix=True)
+        return value
+
+    def grant(self, inherited: Grant) -> Grant:
+        """The limits asked for; one not given is ``inherited``'s."""
+        paths, stores = self.path_prefixes, self.memory_store_ids
+        return Grant(
+            inherited.paths if paths is None else tuple(paths),
+            inherited.stores if stores is None else tuple(stores),
+        ).narrowed(WHOLE)
+
+
+class TokenCreate(Limits):
+    """``POST /v1/tokens``: a named token of the caller's; limited, it reaches only what the
+    caller's own token reaches (``path_prefixes``, ``memory_store_ids`` included)."""
 
     name: Name
     scope: Literal["read", "write", "admin"] = Field(
@@ -217,7 +249,9 @@ class TokenCreate(Strict):
     )
 
 
-class MemberRole(Strict):
+class MemberRole(Limits):
+    """A membership: a role, and what of the project it reaches (default: all of it)."""
+
     role: str = Field(
         description="owner, editor or viewer", json_schema_extra={"enum": list(ROLES)}
     )

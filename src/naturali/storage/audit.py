@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from naturali.model import AuditEntry
-from naturali.storage import rows as mapping
+from naturali.storage import access_rows as mapping
 from naturali.storage.sql import Aggregate
 
-INSERT = f"INSERT INTO audit ({mapping.AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT = f"INSERT INTO audit ({mapping.AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 class Audit(Aggregate):

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
-from naturali.model import Chunk, Document, ProjectUsage
+from naturali.model import WHOLE, Chunk, Document, Grant, ProjectUsage
 from naturali.ports.storage import EmbeddedChunk
 from naturali.storage import rows as mapping
-from naturali.storage.sql import Aggregate
+from naturali.storage.sql import Aggregate, under
 
 
 class Documents(Aggregate):
@@ -20,7 +20,9 @@ class Documents(Aggregate):
         """A document with its current version: the same words each call, made once."""
         return mapping.DOC_SELECT.format(current=self.db.dialect.current_version)
 
-    def project_usage(self, project_id: str) -> ProjectUsage:
+    def project_usage(self, project_id: str, grant: Grant = WHOLE) -> ProjectUsage:
+        if not grant.whole:
+            return self._granted_usage(project_id, grant)
         row = self.db.row(
             "SELECT (SELECT count(*) FROM documents WHERE project_id = ?) AS documents, "
             "(SELECT coalesce(sum(v.size), 0) FROM documents d JOIN document_versions v "
@@ -32,6 +34,36 @@ class Documents(Aggregate):
         assert row is not None
         counts = (row["documents"], row["bytes"], row["chunks"], row["memories"])
         return ProjectUsage(*map(int, counts))
+
+    def _granted_usage(self, project_id: str, grant: Grant) -> ProjectUsage:
+        """What of the project ``grant`` lets through: its documents' current versions, its
+        stores' memories and their chunks."""
+        clause, within = under("d.path", grant.paths)
+        documents = self.db.row(
+            "SELECT count(*) AS n, coalesce(sum(v.size), 0) AS bytes, "
+            "coalesce(sum(v.chunk_count), 0) AS chunks FROM documents d JOIN document_versions v "
+            f"ON {self.db.dialect.current_version} WHERE d.project_id = ?" + clause,
+            project_id,
+            *within,
+        )
+        # A memory's chunks are owned by "store id/memory id".
+        stores = None if grant.stores is None else [f"{store}/" for store in grant.stores]
+        clause, of_stores = under("owner_id", stores)
+        memories = self.db.row(
+            "SELECT count(*) AS chunks, (SELECT count(*) FROM memories WHERE project_id = ?"
+            + under("memory_store_id || '/'", stores)[0]
+            + ") AS n FROM chunks WHERE project_id = ? AND source_type = 'memory'"
+            + clause,
+            project_id,
+            *of_stores,
+            project_id,
+            *of_stores,
+        )
+        assert documents is not None and memories is not None
+        chunks = int(documents["chunks"]) + int(memories["chunks"])
+        return ProjectUsage(
+            int(documents["n"]), int(documents["bytes"]), chunks, int(memories["n"])
+        )
 
     def save_document_version(
         self, document: Document, chunks: Sequence[EmbeddedChunk], model_id: str, *, create: bool
@@ -66,14 +98,15 @@ class Documents(Aggregate):
         return mapping.document(row) if row else None
 
     def list_documents(
-        self, project_id: str, path_prefix: str | None, after_path: str | None, limit: int
+        self,
+        project_id: str,
+        prefixes: Sequence[str] | None,
+        after_path: str | None,
+        limit: int,
     ) -> list[Document]:
-        sql = self.doc_select + " WHERE d.project_id = ?"
-        args: list[Any] = [project_id]
-        if path_prefix:
-            # substr() rather than LIKE: paths may contain % and _.
-            sql += " AND substr(d.path, 1, ?) = ?"
-            args += [len(path_prefix), path_prefix]
+        clause, within = under("d.path", prefixes)
+        sql = self.doc_select + " WHERE d.project_id = ?" + clause
+        args: list[Any] = [project_id, *within]
         bytewise = self.db.dialect.bytewise
         if after_path is not None:
             sql += f" AND d.path > ?{bytewise}"

@@ -59,6 +59,18 @@ PROJECT_MODELS = """
     """
 
 
+# What of a project a token, a membership and an audited call reach (model.py Grant): JSON
+# lists of path prefixes and memory store ids, NULL for all of them.
+GRANTS = """
+    ALTER TABLE tokens ADD COLUMN path_prefixes TEXT;
+    ALTER TABLE tokens ADD COLUMN memory_store_ids TEXT;
+    ALTER TABLE members ADD COLUMN path_prefixes TEXT;
+    ALTER TABLE members ADD COLUMN memory_store_ids TEXT;
+    ALTER TABLE audit ADD COLUMN path_prefixes TEXT;
+    ALTER TABLE audit ADD COLUMN memory_store_ids TEXT;
+    """
+
+
 def ingest_jobs(real: str, document_key: str) -> str:
     """Durable ingestion jobs (ports/storage.py IngestJobStorage); ``real``: the engine's
     floating-point type, ``document_key``: the columns a document's jobs are found by."""

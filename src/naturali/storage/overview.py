@@ -4,9 +4,12 @@ its jobs a page at a time, and what its jobs and stores hold."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from naturali.model import Folder, IngestJobStatus
 from naturali.storage import rows as mapping
-from naturali.storage.sql import Aggregate
+from naturali.storage.sql import Aggregate, under
 
 # The folder of a path under the prefix: the prefix and the rest up to its first "/", or the
 # prefix itself for a document directly in it. substr() rather than LIKE: paths may hold % and _.
@@ -16,7 +19,8 @@ FOLDERS = """
                chunks
         FROM (SELECT substr(d.path, length(?) + 1) AS rest, v.chunk_count AS chunks
               FROM documents d LEFT JOIN document_versions v ON {current}
-              WHERE d.project_id = ? AND substr(d.path, 1, length(?)) = ?) AS under) AS folders
+              WHERE d.project_id = ? AND substr(d.path, 1, length(?)) = ?{granted}) AS under
+    ) AS folders
     GROUP BY folder HAVING folder{b} > ? ORDER BY folder{b} LIMIT ?
 """
 
@@ -24,35 +28,58 @@ JOBS = """
     SELECT j.id, j.document_id, coalesce(d.path, '') AS path, j.state, j.chunks_total,
            j.chunks_done, j.error, j.created_at, j.pages_total, j.pages_done
     FROM ingest_jobs j LEFT JOIN documents d ON d.project_id = j.project_id AND d.id = j.document_id
-    WHERE j.project_id = ? AND (j.created_at{b}, j.id{b}) > (?, ?)
+    WHERE j.project_id = ? AND (j.created_at{b}, j.id{b}) > (?, ?){granted}
     ORDER BY j.created_at{b}, j.id{b} LIMIT ?
 """
 
 
 class Overview(Aggregate):
     def document_folders(
-        self, project_id: str, prefix: str, after: str | None, limit: int
+        self,
+        project_id: str,
+        prefix: str,
+        after: str | None,
+        limit: int,
+        granted: Sequence[str] | None = None,
     ) -> list[Folder]:
         d = self.db.dialect
+        clause, within = under("d.path", granted)
         sql = FOLDERS.format(
-            slash=d.position.format("rest", "'/'"), current=d.current_version, b=d.bytewise
+            slash=d.position.format("rest", "'/'"),
+            current=d.current_version,
+            b=d.bytewise,
+            granted=clause,
         )
-        args = (prefix, prefix, project_id, prefix, prefix, after or "", limit)
+        args = (prefix, prefix, project_id, prefix, prefix, *within, after or "", limit)
         rows = self.db.rows(sql, *args)
         return [Folder(r["folder"], int(r["documents"]), int(r["chunks"])) for r in rows]
 
     def list_ingest_jobs(
-        self, project_id: str, after: tuple[str, str] | None, limit: int
+        self,
+        project_id: str,
+        after: tuple[str, str] | None,
+        limit: int,
+        granted: Sequence[str] | None = None,
     ) -> list[IngestJobStatus]:
-        sql = JOBS.format(b=self.db.dialect.bytewise)
-        rows = self.db.rows(sql, project_id, *(after or ("", "")), limit)
+        clause, within = under("d.path", granted)
+        sql = JOBS.format(b=self.db.dialect.bytewise, granted=clause)
+        rows = self.db.rows(sql, project_id, *(after or ("", "")), *within, limit)
         return [mapping.ingest_job_status(r) for r in rows]
 
-    def project_ingest_counts(self, project_id: str) -> dict[str, int]:
-        rows = self.db.rows(
-            "SELECT state, count(*) AS n FROM ingest_jobs WHERE project_id = ? GROUP BY state",
-            project_id,
-        )
+    def project_ingest_counts(
+        self, project_id: str, granted: Sequence[str] | None = None
+    ) -> dict[str, int]:
+        if granted is None:
+            sql = "SELECT state, count(*) AS n FROM ingest_jobs j WHERE project_id = ?"
+            within: list[Any] = []
+        else:
+            clause, within = under("d.path", granted)
+            sql = (
+                "SELECT j.state, count(*) AS n FROM ingest_jobs j JOIN documents d "
+                "ON d.project_id = j.project_id AND d.id = j.document_id "
+                "WHERE j.project_id = ?" + clause
+            )
+        rows = self.db.rows(sql + " GROUP BY state", project_id, *within)
         return mapping.job_counts(rows)
 
     def memory_counts(self, project_id: str) -> dict[str, int]:

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from naturali.model import Member, Project, Role, User
 from naturali.ports.storage import LastOwner
-from naturali.storage import rows as mapping
+from naturali.storage import access_rows as mapping
 from naturali.storage.sql import Aggregate, Writer
 
 PUT_MEMBER = (
-    "INSERT INTO members (project_id, user_id, role, created_at) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT (project_id, user_id) DO UPDATE SET role = excluded.role"
+    "INSERT INTO members (project_id, user_id, role, created_at, path_prefixes, "
+    "memory_store_ids) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, user_id) DO UPDATE "
+    "SET role = excluded.role, path_prefixes = excluded.path_prefixes, "
+    "memory_store_ids = excluded.memory_store_ids"
 )
 OWNERS = "SELECT count(*) AS n FROM members WHERE project_id = ? AND role = 'owner'"
 
@@ -58,14 +60,15 @@ class People(Aggregate):
     def list_projects(self, user_id: str) -> list[tuple[Project, Member]]:
         key = self.db.dialect.project_key
         rows = self.db.rows(
-            f"SELECT p.*, m.role, m.created_at AS joined FROM projects p JOIN members m "
+            "SELECT p.*, m.role, m.created_at AS joined, m.path_prefixes, m.memory_store_ids "
+            f"FROM projects p JOIN members m "
             f"ON m.project_id = p.{key} WHERE m.user_id = ? ORDER BY p.created_at, p.{key}",
             user_id,
         )
         return [
             (
                 _project(r, key),
-                Member(r[key], user_id, cast(Role, r["role"]), r["joined"]),
+                Member(r[key], user_id, cast(Role, r["role"]), r["joined"], mapping.grant(r)),
             )
             for r in rows
         ]
@@ -125,8 +128,8 @@ def _project(row: Any, key: str) -> Project:
     )
 
 
-def _member_row(m: Member) -> tuple[str, str, str, str]:
-    return (m.project_id, m.user_id, m.role, m.created_at)
+def _member_row(m: Member) -> tuple[str | None, ...]:
+    return (m.project_id, m.user_id, m.role, m.created_at, *mapping.grant_columns(m.grant))
 
 
 def _keep_an_owner(conn: Writer, project_id: str) -> None:

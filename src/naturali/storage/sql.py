@@ -16,6 +16,17 @@ if TYPE_CHECKING:
     from naturali.ports.storage import EmbeddedChunk
 
 
+def under(column: str, prefixes: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """SQL (`` AND …``) and its arguments for ``column`` starting with one of ``prefixes``
+    (None: any value; none: no row). substr() rather than LIKE: paths may hold % and _."""
+    if prefixes is None:
+        return "", []
+    if not prefixes:
+        return " AND 1 = 0", []
+    clause = " OR ".join(f"substr({column}, 1, ?) = ?" for _ in prefixes)
+    return f" AND ({clause})", [a for p in prefixes for a in (len(p), p)]
+
+
 class Cursor(Protocol):
     @property
     def rowcount(self) -> int: ...

@@ -4,7 +4,7 @@ every server, so a revocation is seen by each at its next lookup of the token.""
 from __future__ import annotations
 
 from naturali.model import Token, User
-from naturali.storage import rows as mapping
+from naturali.storage import access_rows as mapping
 from naturali.storage.sql import Aggregate, Writer
 
 LINEAGE = mapping.lineage("?")

@@ -366,7 +366,7 @@ export class Projects extends HeyApiClient {
     /**
      * Project Audit
      *
-     * The project's writes, oldest first: who (user, token), what (operation, ids), when, the request id and the status. Owners only.
+     * The project's writes, oldest first: who (user, token), what (operation, ids), when, the request id, the status and the grant it ran under. Owners of the whole project only.
      */
     public projectAudit<ThrowOnError extends boolean = false>(options: Options<ProjectAuditData, ThrowOnError>) {
         return (options.client ?? this.client).get<ProjectAuditResponses, ProjectAuditErrors, ThrowOnError>({

@@ -6,8 +6,23 @@ export type ClientOptions = {
 
 /**
  * AuditEntryOut
+ *
+ * One audited write; ``path_prefixes`` and ``memory_store_ids``: what of the project
+ * the call could reach.
  */
 export type AuditEntryOut = {
+    /**
+     * Path Prefixes
+     *
+     * Only the documents under these path prefixes, and the sources writing under them; null: every document.
+     */
+    path_prefixes?: Array<string> | null;
+    /**
+     * Memory Store Ids
+     *
+     * Only these memory stores; null: every store.
+     */
+    memory_store_ids?: Array<string> | null;
     /**
      * Seq
      *
@@ -1683,6 +1698,18 @@ export type MemberList = {
  */
 export type MemberOut = {
     /**
+     * Path Prefixes
+     *
+     * Only the documents under these path prefixes, and the sources writing under them; null: every document.
+     */
+    path_prefixes?: Array<string> | null;
+    /**
+     * Memory Store Ids
+     *
+     * Only these memory stores; null: every store.
+     */
+    memory_store_ids?: Array<string> | null;
+    /**
      * Project Id
      *
      * The project's id.
@@ -1710,8 +1737,22 @@ export type MemberOut = {
 
 /**
  * MemberRole
+ *
+ * A membership: a role, and what of the project it reaches (default: all of it).
  */
 export type MemberRole = {
+    /**
+     * Path Prefixes
+     *
+     * Only the documents whose path starts with one of these prefixes, and the sources that write under them (default: every document; [] none).
+     */
+    path_prefixes?: Array<string> | null;
+    /**
+     * Memory Store Ids
+     *
+     * Only these memory stores (default: every store; [] none).
+     */
+    memory_store_ids?: Array<string> | null;
     /**
      * Role
      *
@@ -3601,9 +3642,22 @@ export type TimelineRow = {
 /**
  * TokenCreate
  *
- * ``POST /v1/tokens``: a named token of the caller's.
+ * ``POST /v1/tokens``: a named token of the caller's; limited, it reaches only what the
+ * caller's own token reaches (``path_prefixes``, ``memory_store_ids`` included).
  */
 export type TokenCreate = {
+    /**
+     * Path Prefixes
+     *
+     * Only the documents whose path starts with one of these prefixes, and the sources that write under them (default: every document; [] none).
+     */
+    path_prefixes?: Array<string> | null;
+    /**
+     * Memory Store Ids
+     *
+     * Only these memory stores (default: every store; [] none).
+     */
+    memory_store_ids?: Array<string> | null;
     /**
      * Name
      *
@@ -3634,6 +3688,18 @@ export type TokenCreate = {
  * TokenCreated
  */
 export type TokenCreated = {
+    /**
+     * Path Prefixes
+     *
+     * Only the documents under these path prefixes, and the sources writing under them; null: every document.
+     */
+    path_prefixes?: Array<string> | null;
+    /**
+     * Memory Store Ids
+     *
+     * Only these memory stores; null: every store.
+     */
+    memory_store_ids?: Array<string> | null;
     /**
      * Id
      *
@@ -3708,6 +3774,18 @@ export type TokenList = {
  * A token as listed: never its secret.
  */
 export type TokenOut = {
+    /**
+     * Path Prefixes
+     *
+     * Only the documents under these path prefixes, and the sources writing under them; null: every document.
+     */
+    path_prefixes?: Array<string> | null;
+    /**
+     * Memory Store Ids
+     *
+     * Only these memory stores; null: every store.
+     */
+    memory_store_ids?: Array<string> | null;
     /**
      * Id
      *

@@ -35,6 +35,7 @@ from naturali.ports.embedder import Embedder
 from naturali.ports.storage import DocumentPathTaken, EmbeddedChunk, Storage, VersionConflict
 from naturali.service import validation
 from naturali.service.cursors import check_limit, decode_cursor, encode_cursor
+from naturali.service.platform import grants
 from naturali.service.platform.auth import Auth
 from naturali.service.platform.quotas import Quotas
 from naturali.service.requests import MAX_PASSAGES
@@ -117,11 +118,13 @@ class Documents:
 
     def create(self, user: User, project_id: str, upload: Upload) -> Document:
         """Ingest a new document: extract, chunk, embed and store it as version 1."""
+        _writable(user, upload)
         return self._ingest(project_id, None, upload)
 
     def update(self, user: User, project_id: str, document_id: str, upload: Upload) -> Document:
         """A new version of a document (its chunks replaced in one transaction)."""
-        current = self._get(project_id, document_id)
+        current = self._get(user, project_id, document_id)
+        _writable(user, upload)
         return self._ingest(project_id, current, upload)
 
     def mirror(self, project_id: str, current: Document | None, upload: Upload) -> Document:
@@ -132,7 +135,7 @@ class Documents:
 
     def get(self, user: User, project_id: str, document_id: str) -> Document:
         """One document of the project."""
-        return self._with_status([self._get(project_id, document_id)])[0]
+        return self._with_status([self._get(user, project_id, document_id)])[0]
 
     def list(
         self,
@@ -142,12 +145,13 @@ class Documents:
         cursor: str | None = None,
         limit: int = 20,
     ) -> DocumentPage:
-        """The project's documents by path, a page at a time."""
+        """The project's documents by path (those the caller was granted), a page at a time."""
         check_limit(limit)
         if path_prefix is not None:
             validation.logical_path(path_prefix, "path_prefix", prefix=True)
         after = decode_cursor(cursor) if cursor else None
-        rows = self._storage.list_documents(project_id, path_prefix, after, limit + 1)
+        prefixes = user.grant.paths_within((path_prefix,) if path_prefix else None)
+        rows = self._storage.list_documents(project_id, prefixes, after, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
         cursor = encode_cursor(rows[-1].path) if more else None
@@ -171,7 +175,7 @@ class Documents:
                 code="invalid_value",
                 param="limit" if start >= 0 else "start",
             )
-        document = self._get(project_id, document_id)
+        document = self._get(user, project_id, document_id)
         chunks = self._storage.owner_chunks(project_id, SourceType.DOCUMENT, [document_id])
         if around is not None:
             at = next((i for i, c in enumerate(chunks) if c.id == around), None)
@@ -187,12 +191,13 @@ class Documents:
 
     def delete(self, user: User, project_id: str, document_id: str) -> None:
         """A document, its versions and its chunks."""
-        self._get(project_id, document_id)
+        self._get(user, project_id, document_id)
         self._storage.delete_document(project_id, document_id)
 
-    def _get(self, project_id: str, document_id: str) -> Document:
+    def _get(self, user: User, project_id: str, document_id: str) -> Document:
+        """The document, if the caller was granted its path (else it is not there for them)."""
         document = self._storage.get_document(project_id, document_id)
-        if document is None:
+        if document is None or not user.grant.sees_path(document.path):
             raise NotFound(
                 f"document {document_id} not found", code="document_not_found", param="document_id"
             )
@@ -424,3 +429,9 @@ def _filename(name: str) -> str:
     if not name or name in (".", "..") or any(ord(c) < 32 for c in name):
         raise InvalidRequest("invalid filename", code="invalid_filename", param="file")
     return name[:255]
+
+
+def _writable(user: User, upload: Upload) -> None:
+    """The path an upload names is inside the caller's grant (before the file is read)."""
+    if upload.path:
+        grants.writable_path(user, validation.logical_path(upload.path))

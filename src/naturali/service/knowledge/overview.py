@@ -56,16 +56,20 @@ class Overview:
         self._embedder = embedder
 
     def project(self, user: User, project_id: str) -> ProjectOverview:
+        """The project as far as the caller was granted it: a limited caller's index shows
+        whether it is loaded and the budget, not the rows and bytes of the rest."""
+        grant = user.grant
         counts = self._storage.memory_counts(project_id)
         stores = self._storage.list_memory_stores(project_id)
         embedder = self._embedder(project_id)
+        index = self._indexes.state(project_id)
         return ProjectOverview(
-            usage=self._storage.project_usage(project_id),
+            usage=self._storage.project_usage(project_id, grant),
             model_id=embedder.model_id,
             dimension=embedder.dimension,
-            index=self._indexes.state(project_id),
-            ingestion=self._storage.project_ingest_counts(project_id),
-            stores=[(s, counts.get(s.id, 0)) for s in stores],
+            index=index if grant.whole else IndexState(index.loaded, index.budget_bytes),
+            ingestion=self._storage.project_ingest_counts(project_id, grant.paths),
+            stores=[(s, counts.get(s.id, 0)) for s in stores if grant.sees_store(s.id)],
         )
 
     def folders(
@@ -85,7 +89,9 @@ class Overview:
                 "prefix must be a folder: end it with '/'", code="invalid_path", param="prefix"
             )
         after = decode_cursor(cursor) if cursor else None
-        rows = self._storage.document_folders(project_id, prefix, after, limit + 2)
+        rows = self._storage.document_folders(
+            project_id, prefix, after, limit + 2, user.grant.paths
+        )
         here = rows.pop(0) if rows and rows[0].path == prefix else Folder(prefix, 0, 0)
         more = len(rows) > limit
         rows = rows[:limit]
@@ -103,7 +109,7 @@ class Overview:
             if not job_id:
                 raise InvalidRequest("invalid cursor", code="invalid_cursor", param="cursor")
             after = (created_at, job_id)
-        rows = self._storage.list_ingest_jobs(project_id, after, limit + 1)
+        rows = self._storage.list_ingest_jobs(project_id, after, limit + 1, user.grant.paths)
         more = len(rows) > limit
         rows = rows[:limit]
         last = rows[-1] if rows else None

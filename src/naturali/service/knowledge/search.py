@@ -28,7 +28,7 @@ from naturali.contracts.resources import (
     TermMatch,
 )
 from naturali.errors import InvalidRequest
-from naturali.model import Chunk, Document, Memory, MemoryStore, SourceType, User
+from naturali.model import Chunk, Document, Grant, Memory, MemoryStore, SourceType, User
 from naturali.ports.storage import Storage
 from naturali.retrieval.hybrid import PRODUCT, Asked, Ranked, Ranking, rank
 from naturali.retrieval.index import ProjectIndex, Selection
@@ -172,12 +172,17 @@ class Search:
         # Embedded from here on, beside the reads that follow (membership, stores, the
         # index's sync, the lexical leg): on PostgreSQL each read is a round trip.
         embedding = self.embed_ahead(project_id, asked.text) if asked is not None else None
-        stores = {s.id: s for s in self._storage.list_memory_stores(project_id)}
+        # A store the caller was not granted is not there: its memories are never accepted.
+        stores = {
+            s.id: s
+            for s in self._storage.list_memory_stores(project_id)
+            if user.grant.sees_store(s.id)
+        }
         if taking_part.memories:
             self._reconcile(stores.values(), request.memory_store_ids)
         timings: dict[str, float] = {}
         with self._indexes.synced(project_id) as index:
-            mask = index.select(_selection(request, taking_part, stores))
+            mask = index.select(_selection(request, taking_part, stores, user.grant))
             if asked is None or embedding is None:  # (the one means the other)
                 rows = _fetch_order(index, mask, stores, request.limit)
                 ranked = [Ranked(row, 0.0, float("nan")) for row in rows]
@@ -355,12 +360,24 @@ def _asked(request: SearchRequest, rerank_depth: int) -> Asked | None:
 
 
 def _selection(
-    request: SearchRequest, taking_part: Participation, stores: dict[str, MemoryStore]
+    request: SearchRequest,
+    taking_part: Participation,
+    stores: dict[str, MemoryStore],
+    grant: Grant,
 ) -> Selection:
-    """What the request's filters and participation let the search return."""
+    """What the request's filters and participation let the search return, within the
+    caller's grant: its path prefixes narrow the request's as ``document_paths`` would
+    (before ranking, by the same bisection of the sorted paths); its stores are ``stores``."""
+    given = dict(request)  # the fields as given, not copied (as model_dump would) each search
+    paths = request.document_paths
+    documents = taking_part.documents
+    if grant.paths is not None:
+        narrowed = grant.paths_within(tuple(paths) if paths is not None else None)
+        given["document_paths"] = narrowed
+        documents = documents and bool(narrowed)
     return Selection.of(
-        dict(request),  # the fields as given, not copied (as model_dump would) for each search
-        documents=taking_part.documents,
+        given,
+        documents=documents,
         memories=taking_part.memories,
         store_tags={s.id: frozenset(s.tags.items()) for s in stores.values()},
     )

@@ -31,6 +31,7 @@ from naturali.service import validation
 from naturali.service.memory.mutations import MemoryStoreKey, Mutations, Written
 from naturali.service.memory.record_requests import SaveRequest, WithdrawRequest
 from naturali.service.memory.stores import StoreRegistry, require_store
+from naturali.service.platform import grants
 from naturali.service.platform.auth import Auth
 from naturali.service.platform.quotas import Quotas
 from naturali.text.context import in_context
@@ -82,6 +83,7 @@ class Memories:
         self, user: User, project_id: str, name: str, tags: dict[str, str] | None
     ) -> MemoryStore:
         """A new memory store with an empty vault."""
+        grants.new_stores(user)
         now = utcnow()
         store = MemoryStore(
             new_id("mstore"), project_id, _name(name), validation.tags(tags), now, now
@@ -101,8 +103,9 @@ class Memories:
         return store
 
     def list_stores(self, user: User, project_id: str) -> list[MemoryStore]:
-        """The project's memory stores."""
-        return self._storage.list_memory_stores(project_id)
+        """The project's memory stores (those the caller was granted)."""
+        stores = self._storage.list_memory_stores(project_id)
+        return [s for s in stores if user.grant.sees_store(s.id)]
 
     def get_store(self, user: User, project_id: str, store_id: str) -> MemoryStore:
         """One memory store of the project."""

@@ -8,10 +8,11 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Literal
 
 from naturali.errors import Forbidden, NotFound, Unauthenticated
-from naturali.model import SCOPES, Member, Scope, Token, User, utcnow
+from naturali.model import SCOPES, Grant, Member, Scope, Token, User, utcnow
 from naturali.ports.storage import Storage
 
 Need = Literal["read", "write", "owner"]
@@ -121,13 +122,22 @@ class Auth:
             )
         return user
 
-    def admit(self, user: User, project_id: str, role: Need | Literal["any", "admin"]) -> None:
+    def admit(self, user: User, project_id: str, role: Need | Literal["any", "admin"]) -> User:
         """The check of every operation of the catalogue (catalogue/operation.py), by the
-        role its entry needs: a member's role in the project, an admin token, or any user."""
+        role its entry needs: a member's role in the project, an admin token, or any user.
+        The user back acts under what of the project both its token and its membership
+        grant (service/platform/grants.py)."""
         if role == "admin":
             self.require_scope(user, "admin")
         elif role != "any":
-            self.require(user, project_id, role)
+            member = self.require(user, project_id, role)
+            return replace(user, grant=user.grant.narrowed(member.grant))
+        return user
+
+    def grant_of(self, user: User, project_id: str | None) -> Grant:
+        """What of the project a call of ``user`` could reach (the audit trail's record)."""
+        member = self._storage.get_member(project_id, user.id) if project_id else None
+        return user.grant if member is None else user.grant.narrowed(member.grant)
 
     def require(self, user: User, project_id: str, need: Need) -> Member:
         """A non-member, or a token limited to other projects, gets 404 (ids do not leak); a

@@ -5,12 +5,14 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 from naturali.errors import Conflict, InvalidRequest, NotFound
 from naturali.ids import new_id, new_token
-from naturali.model import ROLES, Member, Project, ProjectUsage, User, utcnow
+from naturali.model import ROLES, WHOLE, Grant, Member, Project, ProjectUsage, User, utcnow
 from naturali.ports.storage import LastOwner, Storage
 from naturali.service import validation
+from naturali.service.platform import grants
 from naturali.service.platform.auth import Auth, hash_token
 from naturali.service.platform.quotas import QuotaLimits, Quotas
 from naturali.service.platform.tokens import admin_token
@@ -53,15 +55,25 @@ class Projects:
     def usage(
         self, user: User, project_id: str, quotas: Quotas
     ) -> tuple[ProjectUsage, QuotaLimits]:
-        """What the project stores, and its quotas (0: none)."""
+        """What the project stores (what of it the caller was granted), and its quotas (0:
+        none)."""
+        if not user.grant.whole:
+            return self._storage.project_usage(project_id, user.grant), quotas.limits
         return quotas.usage(project_id), quotas.limits
 
     def members(self, user: User, project_id: str) -> builtins.list[Member]:
-        """The project's members."""
-        return self._storage.list_members(project_id)
+        """The project's members; to a limited caller, each member's grant as far as it
+        reaches into the caller's (the rest is not there for them)."""
+        members = self._storage.list_members(project_id)
+        if user.grant.whole:
+            return members
+        return [replace(m, grant=m.grant.narrowed(user.grant)) for m in members]
 
-    def put_member(self, user: User, project_id: str, user_id: str, role: str) -> Member:
-        """Add a member or change a role (owners only; the last owner stays)."""
+    def put_member(
+        self, user: User, project_id: str, user_id: str, role: str, grant: Grant = WHOLE
+    ) -> Member:
+        """Add a member or change a role and grant (owners only; the last owner stays). A
+        limited owner gives no more than it holds, and changes only members within it."""
         if role not in ROLES:
             raise InvalidRequest(
                 f"role must be one of {', '.join(ROLES)}", code="invalid_role", param="role"
@@ -69,7 +81,11 @@ class Projects:
         if self._storage.get_user(user_id) is None:
             raise NotFound(f"user {user_id} not found", code="user_not_found", param="user_id")
         existing = self._storage.get_member(project_id, user_id)
-        member = Member(project_id, user_id, role, existing.created_at if existing else utcnow())
+        grants.covered(user, grant)
+        if existing is not None:
+            grants.covered(user, existing.grant, "user_id")
+        created = existing.created_at if existing else utcnow()
+        member = Member(project_id, user_id, role, created, grant)
         with _keeping_an_owner():
             self._storage.put_member(member)
         return member
@@ -81,6 +97,7 @@ class Projects:
             raise NotFound(
                 f"user {user_id} is not a member", code="member_not_found", param="user_id"
             )
+        grants.covered(user, existing.grant, "user_id")
         with _keeping_an_owner():
             self._storage.remove_member(project_id, user_id)
 

@@ -16,9 +16,10 @@ from datetime import UTC, datetime, timedelta
 
 from naturali.errors import InvalidRequest, NotFound
 from naturali.ids import new_id, new_token
-from naturali.model import SCOPES, Scope, Token, User, utcnow
+from naturali.model import SCOPES, WHOLE, Grant, Scope, Token, User, utcnow
 from naturali.ports.storage import Storage
 from naturali.service import validation
+from naturali.service.platform import grants
 from naturali.service.platform.auth import Auth, hash_token
 
 _DURATION = re.compile(r"^(\d{1,6})([smhd])$")
@@ -42,10 +43,13 @@ class Tokens:
         scope: Scope = "read",
         projects: builtins.list[str] | None = None,
         expires_in: str | None = None,
+        grant: Grant = WHOLE,
     ) -> tuple[Token, str]:
         """A new token of the caller's; its secret is returned this once. A token may not
-        reach further than the one that made it."""
+        reach further than the one that made it: its projects, lifetime and ``grant`` (what
+        of a project it reaches) are within the caller's."""
         self._auth.require_scope(user, "admin")
+        grants.covered(user, grant)
         name = validation.title(name) or ""
         if not name:
             raise InvalidRequest("name is required", code="missing_field", param="name")
@@ -59,7 +63,15 @@ class Tokens:
         self._auth.writing()
         expires = _earliest(_expiry(expires_in), user.token_expires_at)
         token = Token(
-            new_id("tok"), user.id, name, scope, limited, utcnow(), expires, parent_id=user.token_id
+            new_id("tok"),
+            user.id,
+            name,
+            scope,
+            limited,
+            utcnow(),
+            expires,
+            parent_id=user.token_id,
+            grant=grant,
         )
         secret = new_token()
         self._storage.create_token(token, hash_token(secret))
@@ -82,8 +94,9 @@ class Tokens:
 
     @staticmethod
     def _within(user: User) -> str | None:
-        """The lineage a token limited to projects is confined to: its own."""
-        return user.token_id if user.projects is not None else None
+        """The lineage a limited token (to projects, or to some of a project) is confined to:
+        its own."""
+        return user.token_id if user.projects is not None or not user.grant.whole else None
 
     def _projects(self, user: User, projects: builtins.list[str] | None) -> tuple[str, ...] | None:
         if projects is None:

@@ -13,6 +13,7 @@ from naturali.errors import InvalidRequest, NotFound
 from naturali.ids import new_id
 from naturali.model import Source, User, utcnow
 from naturali.ports.storage import Storage
+from naturali.service.platform import grants
 from naturali.service.platform.auth import Auth
 from naturali.service.syncing.source_requests import SourceCreate, SourceUpdate, every_seconds
 from naturali.sources import addresses
@@ -34,6 +35,7 @@ class Sources:
         self.wake = wake  # a sync is due: the worker takes it now
 
     def create(self, user: User, project_id: str, request: SourceCreate) -> Source:
+        grants.writable_path(user, request.path)
         if len(self._storage.list_sources(project_id)) >= MAX_SOURCES:
             raise InvalidRequest(
                 f"a project has at most {MAX_SOURCES} sources",
@@ -63,15 +65,18 @@ class Sources:
         return source
 
     def list(self, user: User, project_id: str) -> list[Source]:
-        return self._storage.list_sources(project_id)
+        """The project's sources that write where the caller was granted."""
+        return [s for s in self._storage.list_sources(project_id) if user.grant.sees_path(s.path)]
 
     def get(self, user: User, project_id: str, source_id: str) -> Source:
-        return self._get(project_id, source_id)
+        return self._get(user, project_id, source_id)
 
     def update(self, user: User, project_id: str, source_id: str, request: SourceUpdate) -> Source:
         """Its settings; the documents follow at its next sync."""
-        source = self._get(project_id, source_id)
+        source = self._get(user, project_id, source_id)
         given = request.model_dump(exclude_unset=True)
+        if given.get("path") is not None:
+            grants.writable_path(user, given["path"])
         self._cleared(given.get("url"), given.get("ref"))
         if "folder" in given:
             given["folder"] = (given["folder"] or "").strip("/")
@@ -88,7 +93,7 @@ class Sources:
 
     def delete(self, user: User, project_id: str, source_id: str, keep_documents: bool) -> None:
         """The source, and unless ``keep_documents`` the documents it made."""
-        source = self._get(project_id, source_id)
+        source = self._get(user, project_id, source_id)
         self._storage.delete_source(project_id, source_id)
         if not keep_documents:
             for document_id, _ in made_by(self._storage, source).values():
@@ -96,14 +101,15 @@ class Sources:
 
     def sync(self, user: User, project_id: str, source_id: str) -> Source:
         """Ask the servers to sync it now (one of them takes it at once)."""
-        self._get(project_id, source_id)
+        self._get(user, project_id, source_id)
         self._storage.request_source_sync(project_id, source_id, time.time())
         self.wake()
-        return self._get(project_id, source_id)
+        return self._get(user, project_id, source_id)
 
-    def _get(self, project_id: str, source_id: str) -> Source:
+    def _get(self, user: User, project_id: str, source_id: str) -> Source:
+        """The source, if it writes where the caller was granted (else it is not there)."""
         source = self._storage.get_source(project_id, source_id)
-        if source is None:
+        if source is None or not user.grant.sees_path(source.path):
             raise NotFound(
                 f"source {source_id} not found", code="source_not_found", param="source_id"
             )
@@ -129,7 +135,7 @@ def made_by(storage: Storage, source: Source) -> dict[str, tuple[str, str]]:
     found: dict[str, tuple[str, str]] = {}
     after: str | None = None
     while True:
-        page = storage.list_documents(source.project_id, source.path, after, 500)
+        page = storage.list_documents(source.project_id, (source.path,), after, 500)
         for document in page:
             made = document.metadata.get("source")
             if isinstance(made, dict) and made.get("id") == source.id:

@@ -132,6 +132,7 @@ MIGRATIONS: list[str] = [
         WHERE chunks.source_type = 'document' AND documents.id = chunks.owner_id;
     """,
     migrations.PROJECT_MODELS,  # the same on both engines
+    migrations.GRANTS,  # the same on both engines
 ]
 
 _LOCK = 7_164_201_003  # the advisory lock key migrations run under

@@ -132,6 +132,7 @@ MIGRATIONS: list[str] = [
     ) WHERE source_type = 'document';
     """,
     migrations.PROJECT_MODELS,  # the same on both engines
+    migrations.GRANTS,  # the same on both engines
 ]
 
 
