@@ -1,6 +1,7 @@
 """Two real ``naturali serve`` processes on one PostgreSQL database and one shared data dir
-behave as one service: what one writes the other searches, role changes hold at once, writers
-to one store from both lose nothing, and a server killed mid-write loses nothing acknowledged."""
+behave as one service: what one writes the other searches, role and grant changes hold at
+once, writers to one store from both lose nothing, and a server killed mid-write loses
+nothing acknowledged."""
 
 from __future__ import annotations
 
@@ -83,6 +84,11 @@ def test_writes_deletes_and_roles_cross_servers(pair: tuple[Server, Server, str]
             assert newcomer.post(memories, json={"content": "x"}).status_code == 201
             assert via_a.put(members, json={"role": "viewer"}).status_code == 200
             assert newcomer.post(memories, json={"content": "y"}).status_code == 403
+            # A grant narrowed through one server holds at once through the other.
+            narrowed = {"role": "viewer", "path_prefixes": ["/eng/"], "memory_store_ids": []}
+            assert via_a.put(members, json=narrowed).status_code == 200
+            assert newcomer.get(memories).status_code == 404
+            assert _paths(newcomer, project, "green tea") == []
             assert via_a.delete(members).is_success
             assert newcomer.get(f"/v1/projects/{project}").status_code == 404
 

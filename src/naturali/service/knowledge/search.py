@@ -280,10 +280,10 @@ class Search:
             result: KnowledgeResult
             if attrs.source == SourceType.DOCUMENT and attrs.owner_id in documents:
                 result = document_result(documents[attrs.owner_id], chunk, ranked.score)
-            elif attrs.source == SourceType.MEMORY and (attrs.store_id, attrs.owner_id) in memories:
+            elif (attrs.store_id, attrs.owner_id) in memories and attrs.store_id in stores:
+                # (a store made since the search listed them is not in ``stores``: left out)
                 memory = memories[(attrs.store_id, attrs.owner_id)]
-                store = stores[memory.memory_store_id]
-                result = memory_result(memory, store, chunk, ranked.score)
+                result = memory_result(memory, stores[attrs.store_id], chunk, ranked.score)
             else:
                 continue
             if similarity is not None:
@@ -366,19 +366,23 @@ def _selection(
     grant: Grant,
 ) -> Selection:
     """What the request's filters and participation let the search return, within the
-    caller's grant: its path prefixes narrow the request's as ``document_paths`` would
-    (before ranking, by the same bisection of the sorted paths); its stores are ``stores``."""
+    caller's grant: its path prefixes and stores narrow the request's ``document_paths`` and
+    ``memory_store_ids`` as the caller's own would (before ranking, the paths by the same
+    bisection of the sorted paths)."""
     given = dict(request)  # the fields as given, not copied (as model_dump would) each search
-    paths = request.document_paths
-    documents = taking_part.documents
+    documents, memories = taking_part.documents, taking_part.memories
     if grant.paths is not None:
-        narrowed = grant.paths_within(tuple(paths) if paths is not None else None)
-        given["document_paths"] = narrowed
-        documents = documents and bool(narrowed)
+        paths = request.document_paths
+        given["document_paths"] = grant.paths_within(tuple(paths) if paths is not None else None)
+        documents = documents and bool(given["document_paths"])
+    if grant.stores is not None:
+        wanted = request.memory_store_ids
+        given["memory_store_ids"] = [s for s in grant.stores if wanted is None or s in wanted]
+        memories = memories and bool(given["memory_store_ids"])
     return Selection.of(
         given,
         documents=documents,
-        memories=taking_part.memories,
+        memories=memories,
         store_tags={s.id: frozenset(s.tags.items()) for s in stores.values()},
     )
 
