@@ -443,6 +443,9 @@ def test_no_serious_accessibility_violation(page: Page, server: Server) -> None:
     expect(page.locator("table.facts")).to_be_visible()
     expect(page.locator(".tree li[data-path]").first).to_be_visible()
     screens["project"] = axe.run(page)
+    page.get_by_role("link", name="Tokens").click()
+    expect(page.get_by_role("button", name="Revoke").first).to_be_visible()
+    screens["tokens"] = axe.run(page)
     serious = {
         name: [
             (v["id"], v["help"])
@@ -590,3 +593,41 @@ def test_hits_read_as_a_person_reads_them(page: Page, server: Server) -> None:
     )
     assert duplicated == []
     _shot(page, "hits")
+
+
+def test_the_tokens_page_makes_a_limited_token_that_sees_only_its_grant(
+    page: Page, server: Server
+) -> None:
+    name = f"support-{page.size_name}"  # type: ignore[attr-defined]
+    _sign_in(page, server)
+    page.get_by_role("link", name="Tokens").click()
+    expect(page.get_by_role("heading", name="Tokens")).to_be_visible()
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("Path prefixes (empty: every document; none)").fill("/handbook/support/")
+    page.get_by_label("Memory store ids (empty: every store; none)").fill("none")
+    page.get_by_role("button", name="Create token").click()
+    secret = page.locator("code.secret").inner_text()
+    assert secret.startswith("nk_")
+    row = page.locator("tr", has=page.get_by_role("cell", name=name, exact=True))
+    reaches = "documents: /handbook/support/ · memory stores: none"
+    expect(row.get_by_role("cell", name=reaches)).to_be_visible()
+    _shot(page, "tokens")
+    # Signed in with it: the search and the project page hold only what it was granted.
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_label("Token").fill(secret)
+    page.keyboard.press("Enter")
+    page.get_by_role("link", name="demo").click()
+    _search(page, "how do deploys and refunds work")
+    hits = page.locator("article.hit")
+    expect(hits.first).to_be_visible()
+    for i in range(hits.count()):
+        expect(hits.nth(i)).to_contain_text("/handbook/support/")
+    page.get_by_role("link", name="Project", exact=True).click()
+    expect(page.locator("table.facts")).to_contain_text(reaches)
+    # Revoked from the page by the owner, it no longer signs in.
+    page.get_by_role("button", name="Sign out").click()
+    _sign_in(page, server)
+    page.get_by_role("link", name="Tokens").click()
+    row = page.locator("tr", has=page.get_by_role("cell", name=name, exact=True))
+    row.get_by_role("button", name="Revoke").click()
+    expect(row.get_by_role("cell", name="revoked", exact=True)).to_be_visible()

@@ -252,7 +252,7 @@ def test_cli_sync_leaves_out_what_it_is_told_and_says_what_it_did(
         assert "created /kb/docs/draft.md" in lines.stdout
 
 
-def test_cli_and_sdk_tokens_scoped_listed_revoked(server: Server) -> None:
+def test_cli_and_sdk_tokens_scoped_limited_listed_revoked(server: Server) -> None:
     import json
 
     made = _cli(
@@ -276,6 +276,20 @@ def test_cli_and_sdk_tokens_scoped_listed_revoked(server: Server) -> None:
         with pytest.raises(naturali.NaturaliAPIError) as gone:
             reader.projects.list()
         assert gone.value.status == 401 and gone.value.code == "token_revoked"
+    limited = _cli(
+        server, "tokens", "create", "--name", "support-agent",
+        "--path-prefix", "/handbook/support/", "--memory-store-id", "none",
+    )  # fmt: skip
+    assert limited.returncode == 0, limited.stderr
+    support = json.loads(limited.stdout)
+    assert support["path_prefixes"] == ["/handbook/support/"]
+    assert support["memory_store_ids"] == []
+    with naturali.Client(base_url=server.base_url, token=support["token"]) as agent:
+        hits = agent.knowledge.search_knowledge(
+            project_id=server.demo_project, query="how do deploys and refunds work", limit=20
+        )
+        assert hits.results and all(h.path.startswith("/handbook/support/") for h in hits.results)
+    assert "paths:/handbook/support/ stores:none" in _cli(server, "tokens", "list").stdout
     with naturali.Client(base_url=server.base_url, token=server.token) as owner:
         sdk = owner.tokens.create(name="sdk-writer", scope="write", expires_in="1h")
         assert sdk.token and sdk.scope == "write"

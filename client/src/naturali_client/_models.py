@@ -13,6 +13,13 @@ class _Model(BaseModel):
 
 
 class Project(_Model):
+    """A project as its caller sees it: its role, and what of the project it reaches."""
+
+    # Only the documents under these path prefixes, and the sources writing under them; null:
+    # every document.
+    path_prefixes: list[str] | None = None
+    # Only these memory stores; null: every store.
+    memory_store_ids: list[str] | None = None
     # This object's id.
     id: str
     # The project's name.

@@ -3,6 +3,7 @@ caller's own tokens: the routes a team's administration and the Control UI call.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from naturali.catalogue.operation import PROJECT, NoFields, Operation, Target
@@ -19,7 +20,7 @@ from naturali.contracts.resources import (
     TokenOut,
     UsageOut,
 )
-from naturali.model import WHOLE, User
+from naturali.model import WHOLE, Member, User
 from naturali.service import requests as req
 
 if TYPE_CHECKING:
@@ -30,25 +31,31 @@ def _create_project(s: Services, user: User, t: Target, r: req.ProjectCreate) ->
     if r.embedding_model is not None:
         s.model_changes.check(r.embedding_model)
     project, member = s.projects.create(user, r.name, r.embedding_model)
-    return ProjectOut.of(project, member, s.embedders.name_of(project))
+    return ProjectOut.of(project, _as_caller(user, member), s.embedders.name_of(project))
 
 
 def _list_projects(s: Services, user: User, t: Target, r: Any) -> ProjectList:
     found = s.projects.list(user)
-    return ProjectList(data=[ProjectOut.of(p, m, s.embedders.name_of(p)) for p, m in found])
+    projects = [ProjectOut.of(p, _as_caller(user, m), s.embedders.name_of(p)) for p, m in found]
+    return ProjectList(data=projects)
 
 
 def _get_project(s: Services, user: User, t: Target, r: Any) -> ProjectOut:
     project, member = s.projects.get(user, t.project_id)
     # How many passages are left to embed again counts the whole project's.
     left = s.model_changes.left(project) if user.grant.whole else None
-    return ProjectOut.of(project, member, s.embedders.name_of(project), left)
+    return ProjectOut.of(project, _as_caller(user, member), s.embedders.name_of(project), left)
 
 
 def _update_project(s: Services, user: User, t: Target, r: req.ProjectUpdate) -> ProjectOut:
     project, member = s.projects.get(user, t.project_id)
     moved = s.model_changes.move(project, r.embedding_model)
     return ProjectOut.of(moved, member, s.embedders.name_of(moved), s.model_changes.left(moved))
+
+
+def _as_caller(user: User, member: Member) -> Member:
+    """The membership with the grant the caller acts under (its token's met with it)."""
+    return replace(member, grant=user.grant.narrowed(member.grant))
 
 
 def _usage(s: Services, user: User, t: Target, r: Any) -> UsageOut:

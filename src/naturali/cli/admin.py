@@ -7,8 +7,18 @@ from typing import Annotated
 
 import typer
 
-from naturali.cli.common import DataDir, errors, local_service, print_json, settings
+from naturali.cli.common import (
+    DataDir,
+    MemoryStoreIds,
+    PathPrefixes,
+    errors,
+    limits,
+    local_service,
+    print_json,
+    settings,
+)
 from naturali.contracts.glossary import description
+from naturali.model import WHOLE
 
 ProjectId = Annotated[str, typer.Argument(help=description("parameter", "project_id"))]
 UserId = Annotated[str, typer.Argument(help=description("parameter", "user_id"))]
@@ -81,14 +91,21 @@ def add_member(
     project_id: ProjectId,
     user_id: UserId,
     role: Annotated[str, typer.Option(help="owner, editor or viewer")] = "viewer",
+    path_prefix: Annotated[list[str] | None, PathPrefixes] = None,
+    memory_store_id: Annotated[list[str] | None, MemoryStoreIds] = None,
     data_dir: Annotated[Path | None, DataDir] = None,
 ) -> None:
-    """Add a member to a project, or change their role."""
+    """Add a member to a project, or change their role and what of it they reach."""
     with errors():
         services = local_service(data_dir)
         owner = services.auth.acting_user(project_id, None)
-        member = services.projects.put_member(owner, project_id, user_id, role)
-    print_json({"project_id": project_id, "user_id": user_id, "role": member.role})
+        # Imported here: the request models (pydantic) load with the service, not for --help.
+        from naturali.service.requests import MemberRole
+
+        grant = MemberRole(role=role, **limits(path_prefix, memory_store_id)).grant(WHOLE)
+        member = services.projects.put_member(owner, project_id, user_id, role, grant)
+    made = {"project_id": project_id, "user_id": user_id, "role": member.role}
+    print_json(made | grant.as_dict())
 
 
 @projects.command("remove-member")

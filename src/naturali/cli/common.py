@@ -24,6 +24,14 @@ T = TypeVar("T")
 DataDir = typer.Option("--data-dir", help="Data directory [env NATURALI_DATA_DIR]")
 BaseUrl = typer.Option("--base-url", help="Server URL [env NATURALI_BASE_URL]")
 Token = typer.Option("--token", help="Bearer token [env NATURALI_TOKEN]")
+# What of a project a token or a member reaches (docs/operations.md "Grants").
+PathPrefixes = typer.Option(
+    "--path-prefix",
+    help="Only the documents under this path prefix (repeatable; 'none': no document)",
+)
+MemoryStoreIds = typer.Option(
+    "--memory-store-id", help="Only this memory store (repeatable; 'none': no store)"
+)
 
 
 def settings(**overrides: Any) -> Settings:
@@ -86,6 +94,16 @@ def parse_pairs(values: list[str] | None, option: str) -> dict[str, str] | None:
             fail(f"{option} takes key=value, got {value!r}")
         out[key] = item
     return out
+
+
+def limits(prefixes: list[str] | None, stores: list[str] | None) -> dict[str, list[str] | None]:
+    """``--path-prefix`` and ``--memory-store-id`` as the API's fields: not given, None (the
+    default); ``none``, an empty list."""
+
+    def one(values: list[str] | None) -> list[str] | None:
+        return None if not values else [] if values == ["none"] else values
+
+    return {"path_prefixes": one(prefixes), "memory_store_ids": one(stores)}
 
 
 def local_service(data_dir: Path | None) -> Services:

@@ -6,11 +6,20 @@ from typing import Annotated
 
 import typer
 
-from naturali.cli.common import BaseUrl, Token, client, errors, print_json
+from naturali.cli.common import (
+    BaseUrl,
+    MemoryStoreIds,
+    PathPrefixes,
+    Token,
+    client,
+    errors,
+    limits,
+    print_json,
+)
 
 app = typer.Typer(
     rich_markup_mode=None,
-    help="Your named tokens: create (scope, projects, expiry), list, revoke.",
+    help="Your named tokens: create (scope, projects, paths, stores, expiry), list, revoke.",
     no_args_is_help=True,
 )
 
@@ -28,12 +37,21 @@ def create(
     expires: Annotated[
         str | None, typer.Option("--expires", help="Expire after this long: 30d, 12h, 90m")
     ] = None,
+    path_prefix: Annotated[list[str] | None, PathPrefixes] = None,
+    memory_store_id: Annotated[list[str] | None, MemoryStoreIds] = None,
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
 ) -> None:
-    """Create a token; prints it with its secret, shown this once."""
+    """Create a token; prints it with its secret, shown this once. Limited to some paths or
+    stores, it reaches only those of each project (never more than your own token)."""
     with errors(), client(base_url, token) as api:
-        made = api.tokens.create(name=name, scope=scope, projects=project, expires_in=expires)
+        made = api.tokens.create(
+            name=name,
+            scope=scope,
+            projects=project,
+            expires_in=expires,
+            **limits(path_prefix, memory_store_id),
+        )
     print_json(made.model_dump(mode="json"))
 
 
@@ -43,7 +61,8 @@ def list_tokens(
     base_url: Annotated[str | None, BaseUrl] = None,
     token: Annotated[str | None, Token] = None,
 ) -> None:
-    """Your tokens: name, scope, projects, created, last used, expiry (never a secret)."""
+    """Your tokens: name, scope, projects, limits, created, last used, expiry (never a
+    secret)."""
     with errors(), client(base_url, token) as api:
         tokens = api.tokens.list()
     if as_json:
@@ -51,6 +70,7 @@ def list_tokens(
         return
     for t in tokens:
         where = ",".join(t.projects) if t.projects is not None else "all projects"
+        where += _limited(t.path_prefixes, "paths") + _limited(t.memory_store_ids, "stores")
         state = f"revoked {t.revoked_at}" if t.revoked_at else f"expires {t.expires_at or 'never'}"
         typer.echo(
             f"{t.id}  {t.name:<16} {t.scope:<5}  {where}  created {t.created_at}  "
@@ -68,3 +88,9 @@ def revoke(
     with errors(), client(base_url, token) as api:
         api.tokens.revoke(token_id=token_id)
     typer.echo(f"revoked {token_id}")
+
+
+def _limited(values: list[str] | None, what: str) -> str:
+    if values is None:
+        return ""
+    return f" {what}:" + (",".join(values) if values else "none")

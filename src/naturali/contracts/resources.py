@@ -34,7 +34,9 @@ class Limited(Described):
     )
 
 
-class ProjectOut(Described):
+class ProjectOut(Limited):
+    """A project as its caller sees it: its role, and what of the project it reaches."""
+
     id: str
     name: str
     role: str
@@ -47,9 +49,11 @@ class ProjectOut(Described):
     def of(
         cls, project: Project, member: Member, model: str, left: int | None = None
     ) -> ProjectOut:
-        """``model``: the model the project is embedded with now; ``left``: while it moves to
-        another, its chunks still to embed again."""
+        """``member``: the caller's membership, its grant met with the token's; ``model``: the
+        model the project is embedded with now; ``left``: while it moves to another, its
+        chunks still to embed again."""
         return cls(
+            **member.grant.as_dict(),
             id=project.id,
             name=project.name,
             role=member.role,

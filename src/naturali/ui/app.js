@@ -356,11 +356,14 @@ async function projectPage() {
   const [o, p] = await Promise.all([guarded(() => api('GET', `${project()}/overview`)), guarded(() => api('GET', project()))]);
   if (!o || !p) return;
   const ix = o.index;
+  const limited = p.path_prefixes != null || p.memory_store_ids != null;
   const moving = p.embedding_model_next ? ` — moving to ${p.embedding_model_next}: ${p.chunks_to_reembed} passages to embed again` : '';
   const facts = [
     ['Documents', `${o.documents} (${mib(o.bytes)})`], ['Chunks', o.chunks], ['Memories', o.memories],
     ['Embedding model', `${p.embedding_model}: ${o.embedding_model.id} (${o.embedding_model.dimension} dimensions)${moving}`],
-    ['Search index', ix.loaded ? `loaded on this server: ${ix.rows} rows, ${mib(ix.memory_bytes)} held, ${mib(ix.mapped_bytes)} mapped`
+    // A token or membership limited to some of the project sees its figures, not the index's.
+    limited ? ['Your grant', `documents: ${reach(p.path_prefixes, 'all')} · memory stores: ${reach(p.memory_store_ids, 'all')}`] : null,
+    ['Search index', ix.loaded ? (limited ? 'loaded on this server' : `loaded on this server: ${ix.rows} rows, ${mib(ix.memory_bytes)} held, ${mib(ix.mapped_bytes)} mapped`)
       : 'not loaded on this server (its next search loads it)'],
     ['Vector leg', ix.loaded ? (ix.vector_leg === 'database' ? 'PostgreSQL (pgvector)' : 'this server') : '—'],
     ['Index budget', `${mib(ix.budget_bytes)} for every project on this server`],
@@ -370,7 +373,7 @@ async function projectPage() {
   const stores = h('tbody');
   const sources = h('tbody');
   fill(main, h('h1', {}, 'Project'),
-    h('table', { class: 'facts' }, h('tbody', {}, facts.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))),
+    h('table', { class: 'facts' }, h('tbody', {}, facts.filter(Boolean).map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))),
     h('h2', {}, 'Documents by path'), h('div', { class: 'panel tree' }, folderLevel('/')),
     h('h2', {}, 'Ingestion jobs'),
     h('table', {}, h('thead', {}, h('tr', {}, ['Document', 'State', 'Progress', 'Queued at'].map((t) => h('th', {}, t)))), jobs),
@@ -861,6 +864,62 @@ async function timePage() {
     h('div', { class: 'cols' }, timeline, day, since, seen), options, out);
 }
 
+// --- tokens ----------------------------------------------------------------------------------
+// The signed-in user's tokens: each with what it reaches — its scope, projects, and inside a
+// project the path prefixes and memory stores it is limited to — and a form that makes one
+// (never wider than the token signed in with: the server refuses it). The secret shows once.
+const reach = (values, all) => (values === null || values === undefined ? all : values.length ? values.join(', ') : 'none');
+
+async function tokensPage() {
+  const rows = h('tbody');
+  const made = h('div', { role: 'status' });
+  const slot = errorSlot();
+  const load = async () => {
+    const got = await guarded(() => api('GET', '/v1/tokens'));
+    if (got) fill(rows, got.data.map(tokenRow));
+  };
+  // "none" is an empty list (reaches none of them); an empty field, the default.
+  const limit = (text) => (text.trim() === '' ? undefined : text.trim() === 'none' ? [] : list(text));
+  const form = h('form', { class: 'panel', 'aria-label': 'New token', novalidate: true, onsubmit: async (event) => {
+    event.preventDefault();
+    const v = values(form);
+    const body = { name: v.name, scope: v.scope, projects: limit(v.projects), path_prefixes: limit(v.path_prefixes),
+      memory_store_ids: limit(v.memory_store_ids), expires_in: v.expires_in.trim() || undefined };
+    const token = await guarded(() => api('POST', '/v1/tokens', body), slot);
+    if (!token) return;
+    fill(made, h('p', { class: 'panel' }, `Token ${token.name} — copy its secret now, it is shown this once: `, h('code', { class: 'secret' }, token.token)));
+    form.reset();
+    load();
+  } },
+  h('h2', {}, 'New token'),
+  h('div', { class: 'fields' },
+    field('Name', input('name', { required: true })),
+    field('Scope', h('select', { name: 'scope', id: 'f-scope' }, ['read', 'write', 'admin'].map((m) => h('option', {}, m)))),
+    field('Projects (empty: all)', input('projects', { placeholder: state.project ?? '' })),
+    field('Path prefixes (empty: every document; none)', input('path_prefixes', { placeholder: '/eng/, /public/', list: state.project ? 'folder-options' : undefined })),
+    field('Memory store ids (empty: every store; none)', input('memory_store_ids', { list: state.project ? 'store-options' : undefined })),
+    field('Expires in (30d, 12h)', input('expires_in'))),
+  state.project ? [picker('folder-options', folderOptions), picker('store-options', storeOptions)] : null,
+  h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Create token')), slot);
+  fill(main, h('h1', {}, 'Tokens'), made,
+    h('table', {}, h('thead', {}, h('tr', {}, ['Name', 'Reaches', '', 'Scope', 'Projects', 'Last used', 'State'].map((t) => h('th', {}, t)))), rows),
+    form);
+  load();
+
+  function tokenRow(t) {
+    const revoke = t.revoked_at ? null : h('button', { type: 'button', class: 'secondary', onclick: async () => {
+      if (await guarded(() => api('DELETE', `/v1/tokens/${t.id}`))) load();
+    } }, 'Revoke');
+    const stateText = t.revoked_at ? `revoked ${t.revoked_at}` : `expires ${t.expires_at ?? 'never'}`;
+    // On a phone the first three columns show: its name, what it reaches, Revoke.
+    const reaches = `documents: ${reach(t.path_prefixes, 'all')} · memory stores: ${reach(t.memory_store_ids, 'all')}`;
+    return h('tr', {}, h('td', { title: t.id }, t.name), h('td', { class: 'wrap' }, reaches), h('td', {}, revoke ?? 'revoked'),
+      h('td', {}, t.scope), h('td', { class: 'wrap' }, reach(t.projects, 'all')), h('td', {}, t.last_used_at ?? 'never'), h('td', {}, stateText));
+  }
+}
+
+const storeOptions = async () => (await api('GET', `${project()}/memory_stores`)).data.map((st) => [st.id, st.name]);
+
 // --- routing ---------------------------------------------------------------------------------
 async function route() {
   const [path, query] = location.hash.slice(1).split('?');
@@ -876,6 +935,7 @@ async function route() {
     if (link.hasAttribute('aria-current')) link.setAttribute('aria-current', 'page');
   }
   if (!state.token) return signIn();
+  if (parts[0] === 'tokens') return tokensPage();  // the user's, not a project's
   if (!state.project || parts.length === 0) {
     const projects = await guarded(() => api('GET', '/v1/projects'));
     return projects ? pickProject(projects.data) : signIn();

@@ -2258,8 +2258,22 @@ export type ProjectList = {
 
 /**
  * ProjectOut
+ *
+ * A project as its caller sees it: its role, and what of the project it reaches.
  */
 export type ProjectOut = {
+    /**
+     * Path Prefixes
+     *
+     * Only the documents under these path prefixes, and the sources writing under them; null: every document.
+     */
+    path_prefixes?: Array<string> | null;
+    /**
+     * Memory Store Ids
+     *
+     * Only these memory stores; null: every store.
+     */
+    memory_store_ids?: Array<string> | null;
     /**
      * Id
      *
