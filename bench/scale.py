@@ -11,15 +11,13 @@ Every document's path starts with a bucket, ``/b<NN>/`` (its id's hash mod 100),
 filter can select 1% (``/b00/``) or 30% (``/b00/`` … ``/b29/``) of any size.
 
 For each size it prints: the copy rate (chunks written a second, vectors given: embedding is
-~26 ms a chunk here whatever the size, bench/ingest.py), the index's cold load from the
-store and again from its snapshot, search p50/p95 through the service and through HTTP
-(documents only; then filtered to 1% and 30% by ``document_paths``, and beside each the same
-search by a caller granted only those paths, interleaved, with the ratio of their p50s), the
-vector leg's top-k recall against float32 exact, the index's bytes a chunk (vectors,
-lexical, bookkeeping), a fresh server's restart-to-ready, and its RSS after its searches,
-whole and a chunk's share (less an empty server's RSS after one search: the models and the
-runtime). Then each cost's exponent (a least-squares fit of log cost on log size; 1 is
-linear) and, last, exactly:
+~26 ms a chunk here whatever the size, bench/ingest.py), the index's cold load from the store
+and again from its snapshot, search p50/p95 through the service and through HTTP (documents
+only; then filtered to 1% and 30%), the vector leg's top-k recall against float32 exact, the
+index's bytes a chunk (vectors, lexical, bookkeeping), a fresh server's restart-to-ready, and
+its RSS after its searches, whole and a chunk's share (less an empty server's RSS after one
+search: the models and the runtime). Then each cost's exponent (a least-squares fit of log cost on
+log size; 1 is linear) and, last, exactly:
 
     scale: sizes=<n,...> bytes_per_chunk=<RSS a chunk at the largest, less an empty server's>
     p50_growth=<service p50 largest / smallest> recall=<least recall@k>
@@ -49,7 +47,7 @@ import secrets  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from dataclasses import dataclass, field, replace  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -70,7 +68,7 @@ from common import (  # noqa: E402
 )
 from load import start_server  # noqa: E402
 from naturali.ids import new_id  # noqa: E402
-from naturali.model import ChunkDraft, Grant  # noqa: E402
+from naturali.model import ChunkDraft  # noqa: E402
 from naturali.ports.storage import EmbeddedChunk  # noqa: E402
 from naturali.retrieval.vector_leg.stored_vectors import StoredVectors  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
@@ -193,31 +191,19 @@ def _database_leg(naturali: Any, project_id: str, texts: list[str], row: Row) ->
 def _searches(
     naturali: Any, user: Any, project_id: str, texts: list[str], row: Row, leg: str = ""
 ) -> None:
-    """Search p50/p95: whole, then filtered to 1% and 30% by ``document_paths``, each beside
-    the same search by a caller granted only those paths (model.py Grant), interleaved."""
     for name, paths in (
         ("", None),
         (" 1%", ["/b00/"]),
         (" 30%", [f"/b{i:02d}/" for i in range(30)]),
     ):
-        granted = replace(user, grant=Grant(tuple(paths), None)) if paths else None
-        took: dict[str, list[float]] = {"": [], " granted": []}
-        for i, text in enumerate(texts):
-            runs = (
-                [("", user, paths), (" granted", granted, None)] if granted else [("", user, paths)]
-            )
-            for kind, caller, filtered in runs[:: 1 if i % 2 else -1]:
-                request = SearchRequest(query=text, include_memories=False, document_paths=filtered)
-                started = time.perf_counter()
-                naturali.search.search(caller, project_id, request)
-                took[kind].append((time.perf_counter() - started) * 1000)
-        for kind, ms in took.items():
-            if ms:
-                row.figures[f"{leg}service p50{name}{kind} ms"] = median(ms)
-                row.figures[f"{leg}service p95{name}{kind} ms"] = percentile(ms, 95)
-        if granted:
-            ratio = median(took[" granted"]) / median(took[""])
-            row.figures[f"{leg}granted/document_paths p50{name}"] = ratio
+        took = []
+        for text in texts:
+            request = SearchRequest(query=text, include_memories=False, document_paths=paths)
+            started = time.perf_counter()
+            naturali.search.search(user, project_id, request)
+            took.append((time.perf_counter() - started) * 1000)
+        row.figures[f"{leg}service p50{name} ms"] = median(took)
+        row.figures[f"{leg}service p95{name} ms"] = percentile(took, 95)
 
 
 def _server(

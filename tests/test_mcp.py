@@ -15,6 +15,7 @@ from mcp.client.stdio import stdio_client
 
 from naturali.compose import build_services
 from naturali.embed.onnx import OnnxEmbedder
+from naturali.model import Grant
 from naturali.settings import Settings
 from records_vault import write
 
@@ -270,3 +271,34 @@ def test_streamable_http_transport(store: tuple[Path, str, str]) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_a_token_granted_no_store_reaches_none_through_mcp(
+    store: tuple[Path, str, str], embedder: OnnxEmbedder
+) -> None:
+    """The MCP tools run every call through the catalogue's admission: a token granted no
+    memory store finds none of this one's records, by any tool."""
+    data_dir, project, store_id = store
+    naturali = build_services(Settings(data_dir=data_dir), embedder=embedder)
+    owner = naturali.storage.oldest_user()
+    assert owner
+    _, secret = naturali.tokens.create(owner, "agent", "read", grant=Grant(None, ()))
+    naturali.close()
+
+    async def calls() -> dict[str, Any]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NATURALI_")}
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "naturali.cli.main", "mcp", "--project", project, "--store", store_id,
+                  "--data-dir", str(data_dir)],
+            env={**env, "NATURALI_TOKEN": secret},
+        )  # fmt: skip
+        async with stdio_client(params) as (read, writer), ClientSession(read, writer) as session:
+            await session.initialize()
+            grep = await session.call_tool("knowledge_grep", {"query": "refunds"})
+            search = await session.call_tool("knowledge_search", {"query": "Ann met Acme"})
+            return {"grep": grep, "search": search}
+
+    out = anyio.run(calls)
+    assert out["grep"].is_error and "not found" in out["grep"].content[0].text
+    assert json.loads(out["search"].content[0].text)["results"] == []

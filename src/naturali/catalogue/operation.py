@@ -83,6 +83,12 @@ class Operation:
         return self.http_name or self.name
 
     @property
+    def in_store(self) -> bool:
+        """Whether it acts inside one memory store (an MCP session names one for every tool,
+        the project's too)."""
+        return "{memory_store_id}" in self.path
+
+    @property
     def is_tool(self) -> bool:
         return self.cli is not None
 
@@ -101,7 +107,7 @@ class Operation:
         admitted = services.auth.admit(user, target.project_id, self.role)
         if self.whole:
             grants.whole_project(admitted)
-        if target.store_id:
+        if target.store_id and self.in_store:
             reading = self.role == "read"
             (grants.readable_store if reading else grants.writable_store)(admitted, target.store_id)
         return self.run(services, admitted, target, request)
