@@ -20,7 +20,7 @@ from itertools import islice
 from pathlib import Path
 
 from naturali import __version__
-from naturali.errors import Conflict, NotFound
+from naturali.errors import Conflict
 from naturali.ids import new_id
 from naturali.model import MemoryStore, utcnow
 from naturali.ports.state import (
@@ -32,6 +32,7 @@ from naturali.ports.state import (
 )
 from naturali.ports.storage import Storage
 from naturali.retrieval.records.eligibility import AvailableRecord, Exclusion, Guard, eligible
+from naturali.service.platform import grants
 from naturali.vault import ontology as ontology_module
 from naturali.vault.ontology import Ontology
 from naturali.vault.scan import (
@@ -392,9 +393,5 @@ def require_store(storage: Storage, project_id: str, store_id: str) -> MemorySto
     project too: ids do not leak). Callers check the role first."""
     store = storage.get_memory_store(project_id, store_id)
     if store is None:
-        raise NotFound(
-            f"memory store {store_id} not found",
-            code="memory_store_not_found",
-            param="memory_store_id",
-        )
+        raise grants.store_not_found(store_id)
     return store
