@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -96,6 +97,13 @@ class Paged(Strict):
     )
 
 
+def _path_prefixes(value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+    """Each entry of a list of path prefixes is a logical path (what starts it)."""
+    for prefix in value or []:
+        validation.logical_path(prefix, info.field_name or "path", prefix=True)
+    return value
+
+
 class SearchRequest(Strict):
     """``POST /v1/projects/{project_id}/knowledge/search`` (docs/spec/search-api.md)."""
 
@@ -144,12 +152,7 @@ class SearchRequest(Strict):
             raise ValueError("query must not be empty (it has no visible characters)")
         return value
 
-    @field_validator("document_paths")
-    @classmethod
-    def _prefixes(cls, value: list[str] | None) -> list[str] | None:
-        for prefix in value or []:
-            validation.logical_path(prefix, "document_paths", prefix=True)
-        return value
+    _prefixes = field_validator("document_paths")(_path_prefixes)
 
     @field_validator("tags")
     @classmethod
@@ -213,12 +216,7 @@ class Limits(Strict):
         None, description="Only these memory stores (default: every store; [] none)."
     )
 
-    @field_validator("path_prefixes")
-    @classmethod
-    def _prefixes(cls, value: list[str] | None) -> list[str] | None:
-        for prefix in value or []:
-            validation.logical_path(prefix, "path_prefixes", prefix=True)
-        return value
+    _prefixes = field_validator("path_prefixes")(_path_prefixes)
 
     def grant(self, inherited: Grant) -> Grant:
         """The limits asked for; one not given is ``inherited``'s."""
