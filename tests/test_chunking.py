@@ -88,3 +88,27 @@ def test_every_heading_starts_a_chunk(embedder: OnnxEmbedder) -> None:
     ]
     assert chunks[0].text.endswith("Faster search.")
     assert chunks[1].text == "1.0\n---\n- First release."
+
+
+def test_a_pdfs_printed_hash_or_rule_is_never_a_heading(embedder: OnnxEmbedder) -> None:
+    """Markdown's rules are not a printed page's: a footnote that starts with "#" and a line
+    of dashes under a line stay text, and no passage after them is put under them."""
+    from pdfs import text_pdf
+
+    first = (
+        "Revenue grew in every segment during the year.\n"
+        "# 1 All amounts are in millions of dollars.\n\n"
+        "Operating income\n----------------\nrose by a tenth."
+    )
+    second = "Cash flows from operations were strong in the fourth quarter."
+    pdf = text_pdf([first, second])
+    extracted = extract(pdf, "report.pdf")
+    assert extracted.layout == "printed"
+    drafts = chunk_pages(extracted.pages, embedder.count_tokens, extracted.layout)
+    assert drafts and all(d.context == "" for d in drafts), [d.context for d in drafts]
+    assert any("# 1 All amounts" in d.text for d in drafts)
+    # The same characters as Markdown are its headings, as they should be there: the next
+    # page's passage sits under them.
+    pages = [Page(1, first, 0), Page(2, second, len(first) + 2)]
+    marked = chunk_pages(pages, embedder.count_tokens)
+    assert "Operating income" in marked[-1].context

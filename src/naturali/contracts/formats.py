@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Layout = Literal["prose", "rst", "code", "rows"]
+# printed: text read off a printed page (a PDF's text layer, OCR), which has no markup: a line
+# that starts with "#" or one of dashes is what was printed, never a heading.
+Layout = Literal["prose", "rst", "code", "rows", "printed"]
 
 
 @dataclass(frozen=True)
@@ -22,15 +24,15 @@ FORMATS: dict[str, Format] = {
     **dict.fromkeys((".md", ".markdown", ".mdown"), Format("text/markdown")),
     **dict.fromkeys((".txt", ".text", ""), Format("text/plain")),
     ".rst": Format("text/x-rst", "rst"),
-    ".pdf": Format("application/pdf", parsed="pdf"),
+    ".pdf": Format("application/pdf", "printed", parsed="pdf"),
     ".docx": Format(_OFFICE + "wordprocessingml.document", parsed="docx"),
     ".pptx": Format(_OFFICE + "presentationml.presentation", parsed="pptx"),
     ".epub": Format("application/epub+zip", parsed="epub"),
     **dict.fromkeys((".html", ".htm", ".xhtml"), Format("text/html", parsed="html")),
-    ".png": Format("image/png", parsed="image"),
-    **dict.fromkeys((".jpg", ".jpeg"), Format("image/jpeg", parsed="image")),
-    **dict.fromkeys((".tif", ".tiff"), Format("image/tiff", parsed="image")),
-    ".webp": Format("image/webp", parsed="image"),
+    ".png": Format("image/png", "printed", parsed="image"),
+    **dict.fromkeys((".jpg", ".jpeg"), Format("image/jpeg", "printed", parsed="image")),
+    **dict.fromkeys((".tif", ".tiff"), Format("image/tiff", "printed", parsed="image")),
+    ".webp": Format("image/webp", "printed", parsed="image"),
     ".csv": Format("text/csv", "rows"),
     ".tsv": Format("text/tab-separated-values", "rows"),
     ".json": Format("application/json", "code"),

@@ -7,6 +7,9 @@ number) is exact, and never run from one section into the next. By layout:
 - code (source, JSON/YAML/TOML/XML): blank-line blocks, a top-level definition or section
   (``def``, ``class``, ``func``, ``fn``, ``[table]``, ``key:`` …) starting a chunk; a block
   over the window splits between lines, never inside one that fits.
+- printed (a PDF's text layer, OCR): paragraphs, sentences, words, and no heading from
+  characters — a footnote that starts with ``#`` or a rule of dashes under a line is what was
+  printed, and Markdown's rules would make it the heading of every page after it.
 - rows (CSV/TSV): whole rows, the header line carried into every chunk (cut to
   ``HEADER_TOKENS`` when longer; a header that long is also a passage of its own), a row over
   the window split into words.
@@ -168,15 +171,19 @@ def _blocks(text: str, layout: Layout) -> Iterator[Block]:
     where a heading begins; a setext heading is its text line and its underline."""
     lines = _lines(text)
     pattern = _RST_UNDERLINE if layout == "rst" else _UNDERLINE
+    marked = layout != "printed"  # a printed page's characters mark no heading
     start: int | None = None
     i = 0
     while i < len(lines):
         offset, line = lines[i]
-        setext = bool(i + 1 < len(lines) and line.strip() and pattern.fullmatch(lines[i + 1][1]))
-        if (not line.strip() or _ATX.match(line) or setext) and start is not None:
+        setext = bool(
+            marked and i + 1 < len(lines) and line.strip() and pattern.fullmatch(lines[i + 1][1])
+        )
+        atx = marked and bool(_ATX.match(line))
+        if (not line.strip() or atx or setext) and start is not None:
             yield _trimmed(text, start, offset, False)
             start = None
-        if _ATX.match(line):
+        if atx:
             yield _trimmed(text, offset, offset + len(line), True)
         elif setext:
             end_offset, underline = lines[i + 1]
