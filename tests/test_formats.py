@@ -340,3 +340,35 @@ def test_a_hostile_file_is_refused_and_leaves_nothing(api: Api, attack: str) -> 
     assert api.get(f"/v1/projects/{project}/documents").json()["data"] == []
     assert (set(files.iterdir()) if files.exists() else set()) == before
     assert api.search(project, query="refunds").json()["results"] == []
+
+
+def _titled_pdf(metadata: str | None, heading_size: int) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    if metadata:
+        pdf.set_title(metadata)
+    pdf.add_page()
+    pdf.set_font("helvetica", style="B", size=heading_size)
+    pdf.multi_cell(0, 12, "Acme Corporation Annual Report 2025", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=11)
+    pdf.multi_cell(0, 6, "Revenue grew in every segment. " * 20)
+    return bytes(pdf.output())
+
+
+@pytest.mark.parametrize(
+    ("metadata", "size", "title"),
+    [
+        ("Microsoft Word - F20_10K.docx", 24, "Acme Corporation Annual Report 2025"),
+        ("0000066740-19-000010", 24, "Acme Corporation Annual Report 2025"),
+        (None, 24, "Acme Corporation Annual Report 2025"),
+        ("Annual report of Acme", 24, "Annual report of Acme"),  # a title that names it stays
+        ("Document", 11, None),  # nothing stands out on the page: no title rather than noise
+    ],
+)
+def test_a_pdf_whose_metadata_title_names_nothing_takes_its_first_pages(
+    metadata: str | None, size: int, title: str | None
+) -> None:
+    from naturali.ingest.extract import extract
+
+    assert extract(_titled_pdf(metadata, size), "report.pdf").title == title

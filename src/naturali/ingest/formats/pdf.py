@@ -3,7 +3,8 @@ pure-Python reader on a 160-page annual report). Each page's text layer in readi
 pages without one (scans) are named, and each is rendered and read by OCR (``ocr_page``,
 ingest/ocr.py) later, one page a call, in the background job — never a page that has a text
 layer, nor one that is blank (rendered small, nothing on it: an empty page, not a scan). The
-title from the document's metadata.
+title from the document's metadata, or from its first page's largest type when the metadata's
+names nothing (ingest/formats/pdf_title.py).
 The page count raises the worker's CPU budget (``limits.allow_pages``), so a long report is
 read whole and a small file that draws forever is still stopped."""
 
@@ -16,7 +17,7 @@ import pypdfium2 as pdfium
 from ftfy import fix_encoding
 
 from naturali.ingest import limits, ocr
-from naturali.ingest.formats import FormatError, Pages
+from naturali.ingest.formats import FormatError, Pages, pdf_title
 
 MAX_PAGES = 10_000
 OCR_SCALE = 2.0  # 144 dpi: an A4 page 1,190 × 1,684 pixels, what PP-OCR reads well
@@ -40,6 +41,8 @@ def read(data: bytes) -> tuple[Pages, str | None, list[int]]:
         ]
         pages: Pages = [(n, "" if n in scans else t) for n, t in enumerate(texts, start=1)]
         title = document.get_metadata_dict(skip_empty=True).get("Title")
+        if pdf_title.names_nothing(title):
+            title = pdf_title.first_page_title(document)
     return pages, title or None, scans
 
 
