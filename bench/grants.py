@@ -28,8 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import DATA, corpus, median, percentile, queries, save_copy, service  # noqa: E402
-from naturali.model import ChunkDraft, Grant  # noqa: E402
+from naturali.model import ChunkDraft, Grant, User  # noqa: E402
 from naturali.ports.storage import EmbeddedChunk  # noqa: E402
+from naturali.service.container import Services  # noqa: E402
 from naturali.service.corpus.documents import Upload  # noqa: E402
 from naturali.service.requests import SearchRequest  # noqa: E402
 
@@ -44,13 +45,12 @@ def _passages() -> list[str]:
     return [" ".join(p) for p in cut if len(p) == PASSAGE_WORDS]
 
 
-def _fill(naturali: object, user: object, project_id: str, chunks: int) -> None:
+def _fill(naturali: Services, user: User, project_id: str, chunks: int) -> None:
     passages = _passages()
     rng = np.random.default_rng(7)
-    template = naturali.documents.create(  # type: ignore[attr-defined]
-        user, project_id, Upload(b"# Seed\n\nseed", "seed.md", "/seed.md")
-    )
-    dimension = naturali.embedder().dimension  # type: ignore[attr-defined]
+    seed = Upload(b"# Seed\n\nseed", "seed.md", "/seed.md")
+    template = naturali.documents.create(user, project_id, seed)
+    dimension = naturali.embedder().dimension
     for n in range(chunks // CHUNKS_A_DOCUMENT):
         vectors = rng.standard_normal((CHUNKS_A_DOCUMENT, dimension)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -58,7 +58,7 @@ def _fill(naturali: object, user: object, project_id: str, chunks: int) -> None:
         for k in range(CHUNKS_A_DOCUMENT):
             text = passages[(n * CHUNKS_A_DOCUMENT + k) % len(passages)]
             written.append(EmbeddedChunk(ChunkDraft(k, text, 0, len(text), None), vectors[k]))
-        save_copy(naturali, template, written, project_id, f"/b{n % 100:02d}/d{n}.md")  # type: ignore[arg-type]
+        save_copy(naturali, template, written, project_id, f"/b{n % 100:02d}/d{n}.md")
 
 
 def _cpu() -> str:

@@ -16,32 +16,32 @@ def member(row: Row) -> Member:
     )
 
 
+def _listed(column: str | None) -> tuple[str, ...] | None:
+    """A column that holds a JSON list, or NULL for "all" (a token's projects, a grant's)."""
+    return None if column is None else tuple(json.loads(column))
+
+
+def _listing(values: tuple[str, ...] | None) -> str | None:
+    return None if values is None else json.dumps(list(values))
+
+
 def grant(row: Row) -> Grant:
     """A row's ``path_prefixes`` and ``memory_store_ids`` (JSON lists; NULL: all)."""
-    paths, stores = row["path_prefixes"], row["memory_store_ids"]
-    return Grant(
-        None if paths is None else tuple(json.loads(paths)),
-        None if stores is None else tuple(json.loads(stores)),
-    )
+    return Grant(_listed(row["path_prefixes"]), _listed(row["memory_store_ids"]))
 
 
 def grant_columns(held: Grant) -> tuple[str | None, str | None]:
     """A grant as its two columns, in that order."""
-    paths, stores = held.paths, held.stores
-    return (
-        None if paths is None else json.dumps(list(paths)),
-        None if stores is None else json.dumps(list(stores)),
-    )
+    return _listing(held.paths), _listing(held.stores)
 
 
 def token(row: Row) -> Token:
-    projects = row["projects"]
     return Token(
         id=row["id"],
         user_id=row["user_id"],
         name=row["name"],
         scope=cast(Scope, row["scope"]),
-        projects=tuple(json.loads(projects)) if projects else None,
+        projects=_listed(row["projects"] or None),  # an empty value, too, is every project
         created_at=row["created_at"],
         expires_at=row["expires_at"],
         last_used_at=row["last_used_at"],
@@ -107,7 +107,6 @@ def lineage(placeholder: str) -> str:
 
 def token_row(token: Token, token_hash: str) -> tuple[Any, ...]:
     """A token's columns, in ``TOKEN_COLUMNS``' order, as stored (projects as JSON)."""
-    projects = json.dumps(list(token.projects)) if token.projects is not None else None
     return (
         token_hash,
         token.user_id,
@@ -115,7 +114,7 @@ def token_row(token: Token, token_hash: str) -> tuple[Any, ...]:
         token.id,
         token.name,
         token.scope,
-        projects,
+        _listing(token.projects),
         token.expires_at,
         token.parent_id,
         *grant_columns(token.grant),

@@ -46,14 +46,15 @@ class Documents(Aggregate):
             project_id,
             *within,
         )
-        # A memory's chunks are owned by "store id/memory id".
+        # A memory's chunks are owned by "store id/memory id": both are matched by the
+        # prefixes "store id/", with the same arguments.
         stores = None if grant.stores is None else [f"{store}/" for store in grant.stores]
-        clause, of_stores = under("owner_id", stores)
+        of_memories, of_stores = under("memory_store_id || '/'", stores)
+        of_chunks, _ = under("owner_id", stores)
         memories = self.db.row(
             "SELECT count(*) AS chunks, (SELECT count(*) FROM memories WHERE project_id = ?"
-            + under("memory_store_id || '/'", stores)[0]
-            + ") AS n FROM chunks WHERE project_id = ? AND source_type = 'memory'"
-            + clause,
+            f"{of_memories}) AS n FROM chunks WHERE project_id = ? AND source_type = 'memory'"
+            + of_chunks,
             project_id,
             *of_stores,
             project_id,

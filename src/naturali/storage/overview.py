@@ -5,7 +5,6 @@ its jobs a page at a time, and what its jobs and stores hold."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from naturali.model import Folder, IngestJobStatus
 from naturali.storage import rows as mapping
@@ -69,17 +68,16 @@ class Overview(Aggregate):
     def project_ingest_counts(
         self, project_id: str, granted: Sequence[str] | None = None
     ) -> dict[str, int]:
-        if granted is None:
-            sql = "SELECT state, count(*) AS n FROM ingest_jobs j WHERE project_id = ?"
-            within: list[Any] = []
-        else:
-            clause, within = under("d.path", granted)
-            sql = (
-                "SELECT j.state, count(*) AS n FROM ingest_jobs j JOIN documents d "
-                "ON d.project_id = j.project_id AND d.id = j.document_id "
-                "WHERE j.project_id = ?" + clause
-            )
-        rows = self.db.rows(sql + " GROUP BY state", project_id, *within)
+        # Joined as JOBS lists them: a job whose document is gone counts only when not granted.
+        clause, within = under("d.path", granted)
+        rows = self.db.rows(
+            "SELECT j.state, count(*) AS n FROM ingest_jobs j LEFT JOIN documents d "
+            "ON d.project_id = j.project_id AND d.id = j.document_id WHERE j.project_id = ?"
+            + clause
+            + " GROUP BY j.state",
+            project_id,
+            *within,
+        )
         return mapping.job_counts(rows)
 
     def memory_counts(self, project_id: str) -> dict[str, int]:

@@ -371,14 +371,17 @@ def _selection(
     bisection of the sorted paths)."""
     given = dict(request)  # the fields as given, not copied (as model_dump would) each search
     documents, memories = taking_part.documents, taking_part.memories
+    paths, wanted = request.document_paths, request.memory_store_ids
+    asked = Grant(
+        tuple(paths) if paths is not None else None, tuple(wanted) if wanted is not None else None
+    )
+    within = grant.narrowed(asked)
     if grant.paths is not None:
-        paths = request.document_paths
-        given["document_paths"] = grant.paths_within(tuple(paths) if paths is not None else None)
-        documents = documents and bool(given["document_paths"])
+        given["document_paths"] = within.paths
+        documents = documents and bool(within.paths)
     if grant.stores is not None:
-        wanted = request.memory_store_ids
-        given["memory_store_ids"] = [s for s in grant.stores if wanted is None or s in wanted]
-        memories = memories and bool(given["memory_store_ids"])
+        given["memory_store_ids"] = within.stores
+        memories = memories and bool(within.stores)
     return Selection.of(
         given,
         documents=documents,
