@@ -371,17 +371,19 @@ def _selection(
     bisection of the sorted paths)."""
     given = dict(request)  # the fields as given, not copied (as model_dump would) each search
     documents, memories = taking_part.documents, taking_part.memories
-    paths, wanted = request.document_paths, request.memory_store_ids
-    asked = Grant(
-        tuple(paths) if paths is not None else None, tuple(wanted) if wanted is not None else None
-    )
-    within = grant.narrowed(asked)
-    if grant.paths is not None:
-        given["document_paths"] = within.paths
-        documents = documents and bool(within.paths)
-    if grant.stores is not None:
-        given["memory_store_ids"] = within.stores
-        memories = memories and bool(within.stores)
+    if not grant.whole:  # (most searches: nothing to narrow)
+        paths, wanted = request.document_paths, request.memory_store_ids
+        asked = Grant(
+            tuple(paths) if paths is not None else None,
+            tuple(wanted) if wanted is not None else None,
+        )
+        within = grant.narrowed(asked)
+        if grant.paths is not None:
+            given["document_paths"] = within.paths
+            documents = documents and bool(within.paths)
+        if grant.stores is not None:
+            given["memory_store_ids"] = within.stores
+            memories = memories and bool(within.stores)
     return Selection.of(
         given,
         documents=documents,
