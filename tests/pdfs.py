@@ -89,3 +89,52 @@ def scanned_copy(pdf: bytes, keep_text: set[int] | None = None) -> bytes:
         else:
             out.image(image, x=0, y=0, w=out.w, h=out.h)
     return bytes(out.output())
+
+
+class _Report(FPDF):
+    """Every page printed under a running header and over a page number, as a report is."""
+
+    def header(self) -> None:
+        self.set_font("helvetica", size=8)
+        self.cell(0, 6, "Acme Corporation | Annual Report 2025", new_x="LMARGIN", new_y="NEXT")
+        self.ln(4)
+
+    def footer(self) -> None:
+        self.set_y(-15)
+        self.set_font("helvetica", size=8)
+        self.cell(0, 6, f"Page {self.page_no()}", align="C")
+
+
+def report_pdf(rows: int = 70, outline: bool = False) -> bytes:
+    """A three-page annual report laid out as its author set it: a title in large type (its
+    metadata title a word processor's), headings in larger and in bold type, a footnote line
+    that starts with "#", and a statement whose rows run on from its first page to the next
+    under one column header; ``outline`` adds bookmarks naming its sections."""
+    pdf = _Report()
+    pdf.set_title("Microsoft Word - ar2025_final.docx")
+    pdf.add_page()
+
+    def line(text: str, size: float = 11, style: str = "", bookmark: int | None = None) -> None:
+        if bookmark is not None and outline:
+            pdf.start_section(text, level=bookmark)
+        pdf.set_font("helvetica", style=style, size=size)
+        pdf.multi_cell(0, size * 0.55, text, new_x="LMARGIN", new_y="NEXT")
+
+    line("Acme Corporation Annual Report 2025", size=24, style="B")
+    pdf.ln(6)
+    line("Operations Review", size=16, style="B", bookmark=0)
+    pdf.ln(3)
+    for topic in ("anvils", "rockets", "magnets"):
+        line(f"Our {topic} business grew steadily through the year. " * 6)
+        pdf.ln(3)
+    line("# 1 Figures are unaudited and rounded to the nearest million.", size=8)
+    pdf.ln(3)
+    line("Consolidated Statement of Operations", style="B", bookmark=1)
+    line("(Millions) 2025 2024 2023", style="B")
+    for i in range(rows):
+        line(f"Product line {i + 1} sales {1000 + i:,} {900 + i:,} {800 + i:,}")
+    pdf.ln(3)
+    line("Outlook", size=16, style="B", bookmark=0)
+    pdf.ln(3)
+    line("Management expects demand for anvils to soften in the coming year. " * 4)
+    return bytes(pdf.output())

@@ -107,3 +107,19 @@ def test_a_question_naming_the_document_finds_its_section(api: Api, embedder: On
     assert options.context == "chmod"
     read = embedder.embed([in_context(options.text, options.context)])[0]
     assert np.allclose(np.frombuffer(options.vector, np.float32), read, atol=1e-5)
+
+
+def test_the_nearest_headings_and_the_title_outlast_the_outermost() -> None:
+    item = "Item 7. Management's Discussion and Analysis of Financial Condition and Results"
+    title = "Acme Inc. — Form 10-K for the fiscal year ended December 31, 2025"
+    context = context_of(title, ["PART II", item, "Liquidity"])
+    assert context == f"{title} › {item} › Liquidity"
+    assert len(context) <= MAX_CONTEXT_CHARS
+
+
+def test_a_file_stem_is_no_title_in_front_of_the_passages(api: Api) -> None:
+    project_id = api.project()
+    document = api.doc(project_id, "/corpus/MED-4983.txt", "Cytokines expand suppressor cells.")
+    assert document["title"] == "MED-4983"  # shown as the document's name
+    chunks = api.naturali.storage.owner_chunks(project_id, SourceType.DOCUMENT, [document["id"]])
+    assert [c.context for c in chunks] == [""]  # but read in front of no passage

@@ -7,9 +7,12 @@ number) is exact, and never run from one section into the next. By layout:
 - code (source, JSON/YAML/TOML/XML): blank-line blocks, a top-level definition or section
   (``def``, ``class``, ``func``, ``fn``, ``[table]``, ``key:`` …) starting a chunk; a block
   over the window splits between lines, never inside one that fits.
-- printed (a PDF's text layer, OCR): paragraphs, sentences, words, and no heading from
-  characters — a footnote that starts with ``#`` or a rule of dashes under a line is what was
-  printed, and Markdown's rules would make it the heading of every page after it.
+- printed (a PDF's text layer, OCR): paragraphs, sentences, words; headings only where the
+  page's reader marked them by its layout (``Page.headings``: a PDF's type and outline), never
+  from characters — a footnote that starts with ``#`` or a rule of dashes under a line is what
+  was printed, and Markdown's rules would make it the heading of every page after it. A
+  table's rows (``Page.tables``) split between lines, and a chunk that starts among them is
+  led by the table's header (cut to ``HEADER_TOKENS``), as a CSV's rows are.
 - rows (CSV/TSV): whole rows, the header line carried into every chunk (cut to
   ``HEADER_TOKENS`` when longer; a header that long is also a passage of its own), a row over
   the window split into words.
@@ -17,8 +20,8 @@ number) is exact, and never run from one section into the next. By layout:
 Every chunk is bounded whatever the file's shape: a run of text without whitespace is cut
 into pieces of ``PIECE_CHARS``, a span longer than ``COUNTED_CHARS`` is split without being
 tokenised whole, and a version of more than ``max_chunks`` chunks is refused
-(``TooManyChunks``). A chunk's text is its span, plus at most ``HEADER_TOKENS`` of a CSV
-header; the next chunk repeats at most ``OVERLAP_TOKENS``."""
+(``TooManyChunks``). A chunk's text is its span, plus at most ``HEADER_TOKENS`` of a CSV's or
+a table's header; the next chunk repeats at most ``OVERLAP_TOKENS``."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from dataclasses import replace
 
 from naturali.contracts.formats import Layout
 from naturali.ingest.extract import Page
+from naturali.ingest.formats import Heading, Table
 from naturali.model import ChunkDraft
 from naturali.text.context import SEPARATOR, titled
 
@@ -78,14 +82,11 @@ def chunk_pages(
     for page in pages:
         if layout == "rows":
             spans = list(_rows(page.text, count_tokens))
+        elif layout == "code":
+            units = _units(page.text, _code_blocks(page.text), count_tokens, layout)
+            spans = [(s, e, "") for s, e in _pack(units, titles=False)]
         else:
-            blocks = list(
-                _code_blocks(page.text) if layout == "code" else _blocks(page.text, layout)
-            )
-            if layout != "code":
-                sections.read(page.text, blocks, layout)
-            units = _units(page.text, iter(blocks), count_tokens, layout)
-            spans = [(s, e, "") for s, e in _pack(units, titles=layout != "code")]
+            spans = list(_sectioned(page, sections, count_tokens, layout))
         for start, end, prefix in spans:
             if max_chunks is not None and len(drafts) >= max_chunks:
                 raise TooManyChunks(f"the text makes more than {max_chunks} passages")
@@ -122,6 +123,10 @@ class _Sections:
                 level, title = self._heading(text[start:end], layout)
                 if title:
                     self._page.append((start, level, title))
+
+    def mark(self, headings: tuple[Heading, ...]) -> None:
+        """The page's headings as its reader found them (a PDF's type)."""
+        self._page.extend((h.start, h.level, h.title) for h in headings)
 
     def above(self, start: int) -> str:
         """The open headings at ``start`` of this page, outermost first, without the one a
@@ -196,6 +201,37 @@ def _blocks(text: str, layout: Layout) -> Iterator[Block]:
         yield _trimmed(text, start, len(text), False)
 
 
+def _sectioned(
+    page: Page, sections: _Sections, count_tokens: TokenCounter, layout: Layout
+) -> Iterator[tuple[int, int, str]]:
+    """A page of prose or print in chunks: its blocks, headings as its text marks them (a
+    printed page's: as its reader marked them), a table's rows split between lines, and each
+    chunk that starts among a table's rows led by its header."""
+    if layout == "printed":
+        sections.mark(page.headings)
+        starts = frozenset(h.start for h in page.headings)
+        blocks = [(s, e, s in starts) for s, e, _ in _blocks(page.text, layout)]
+    else:
+        blocks = list(_blocks(page.text, layout))
+        sections.read(page.text, blocks, layout)
+    units = _units(page.text, iter(blocks), count_tokens, layout, page.tables)
+    headers = {
+        t.start: _carried_header(t.header, 0, len(t.header), count_tokens)[0] for t in page.tables
+    }
+
+    def header_at(start: int) -> str:
+        table = next((t for t in page.tables if t.start <= start < t.end), None)
+        return headers[table.start] if table is not None and table.header else ""
+
+    def reserve(start: int) -> int:
+        header = header_at(start)
+        return count_tokens(header) + 1 if header else 0
+
+    for start, end in _pack(units, titles=True, reserve=reserve):
+        header = header_at(start)
+        yield start, end, header + "\n" if header else ""
+
+
 def _trimmed(text: str, start: int, end: int, heading: bool) -> tuple[int, int, bool]:
     while start < end and text[start].isspace():
         start += 1
@@ -223,16 +259,20 @@ def _code_blocks(text: str) -> Iterator[Block]:
 
 
 def _units(
-    text: str, blocks: Iterator[Block], count_tokens: TokenCounter, layout: Layout
+    text: str,
+    blocks: Iterator[Block],
+    count_tokens: TokenCounter,
+    layout: Layout,
+    tables: tuple[Table, ...] = (),
 ) -> Iterator[Unit]:
-    """Block-sized spans; a block over the window is split into sentences (code: lines), then
-    words."""
+    """Block-sized spans; a block over the window is split into sentences (code, a table:
+    lines), then words."""
     for block_start, block_end, heading in blocks:
         tokens = _count(text, block_start, block_end, count_tokens)
         if tokens <= MAX_TOKENS:
             yield block_start, block_end, tokens, heading
             continue
-        if layout == "code":
+        if layout == "code" or any(t.start < block_end and block_start < t.end for t in tables):
             yield from _line_windows(text, block_start, block_end, count_tokens, heading)
             continue
         for sentence in _SENTENCE.finditer(text, block_start, block_end):
@@ -353,21 +393,26 @@ def _row_spans(text: str) -> Iterator[tuple[int, int]]:
         yield start, len(text.rstrip("\n"))
 
 
-def _pack(units: Iterator[Unit], titles: bool) -> Iterator[tuple[int, int]]:
+def _pack(
+    units: Iterator[Unit], titles: bool, reserve: Callable[[int], int] = lambda start: 0
+) -> Iterator[tuple[int, int]]:
     """Greedily fill chunks with whole units; the next chunk repeats the last unit when it is
     short (a heading, a closing sentence), so context is not lost at the boundary. A heading
     closes the chunk before it unless, with ``titles``, that chunk holds only headings (a
-    title over its first section's heading stays with it; a definition of code is no title)."""
+    title over its first section's heading stays with it; a definition of code is no title).
+    A chunk starting at offset ``s`` leaves ``reserve(s)`` pieces of its window to a header it
+    is read under."""
     current: list[Unit] = []
     tokens = 0
     for unit in units:
         if unit[3] and current and (not titles or not all(u[3] for u in current)):
             yield current[0][0], current[-1][1]
             current, tokens = [], 0
-        elif current and tokens + unit[2] > MAX_TOKENS:
+        elif current and tokens + unit[2] > MAX_TOKENS - reserve(current[0][0]):
             yield current[0][0], current[-1][1]
             tail = current[-1]
-            carry = tail[2] <= OVERLAP_TOKENS and tail[2] + unit[2] <= MAX_TOKENS
+            room = MAX_TOKENS - reserve(tail[0])
+            carry = tail[2] <= OVERLAP_TOKENS and tail[2] + unit[2] <= room
             current, tokens = ([tail], tail[2]) if carry else ([], 0)
         current.append(unit)
         tokens += unit[2]

@@ -18,7 +18,7 @@ from typing import Any
 from naturali.contracts.formats import FORMATS, Format, Layout
 from naturali.errors import InvalidRequest, UnsupportedMediaType
 from naturali.ingest import ocr
-from naturali.ingest.formats import FormatError
+from naturali.ingest.formats import FormatError, Heading, LaidOut, Table
 from naturali.ingest.reading import Reading
 
 PAGE_SEPARATOR = "\n\f\n"
@@ -55,6 +55,10 @@ class Page:
     number: int | None  # 1-indexed page (PDF) or slide (PowerPoint), None otherwise
     text: str
     offset: int  # where this page starts in the document's extracted text
+    # What the page's layout shows (a PDF's type), at offsets of ``text``; a format whose
+    # text says its own structure (Markdown headings) has none.
+    headings: tuple[Heading, ...] = ()
+    tables: tuple[Table, ...] = ()
 
 
 @dataclass
@@ -170,10 +174,14 @@ def _parsed(data: bytes, form: Format, ocr_texts: dict[int, str | None] | None) 
     given = ocr_texts or {}
     pages: list[Page] = []
     offset = 0
-    for number, raw in read:
-        raw = (given.get(number) or raw) if number in scans else raw
+    for number, page in read:
+        laid = page if isinstance(page, LaidOut) else LaidOut(page)
+        raw = (given.get(number) or laid.text) if number in scans else laid.text
         text = raw.replace("\r\n", "\n").replace("\x00", "")
-        pages.append(Page(number, text, offset))
+        if text == laid.text:  # the marks are at offsets of the reader's text
+            pages.append(Page(number, text, offset, laid.headings, laid.tables))
+        else:
+            pages.append(Page(number, text, offset))
         offset += len(text) + len(PAGE_SEPARATOR)
     texts = [(p.number, p.text) for p in pages]
     reading = Reading.of(texts, scans, ocr_texts) if kind in _PAGED else None

@@ -55,12 +55,15 @@ def handle(request: dict[str, Any], data: bytes) -> dict[str, Any]:
         given = request.get("ocr_texts")
         ocr_texts = None if given is None else {int(n): t for n, t in given.items()}
         extracted = extract(data, request["filename"], ocr_texts)
-        # The document's title: the one it was given, else the file's own, else its name.
-        title = request.get("title") or extracted.title or PurePosixPath(request["filename"]).stem
+        # The document's title: the one it was given, else the file's own, else its name. A
+        # passage is read under a title that names its document, never under a file stem (an
+        # identifier in front of every passage only blurs what the passages say).
+        named = request.get("title") or extracted.title
+        title = named or PurePosixPath(request["filename"]).stem
         drafts = chunk_pages(
             extracted.pages, _counter(request["counter"]), extracted.layout, request["max_chunks"]
         )
-        drafts = under_title(drafts, title)  # every passage read under its title: finished
+        drafts = under_title(drafts, named)  # every passage read under its title: finished
     except NaturaliError as exc:
         return {"error": {"status": exc.status, **exc.to_dict()}}
     except TooManyChunks as exc:

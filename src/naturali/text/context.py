@@ -15,12 +15,16 @@ MAX_CONTEXT_CHARS = 160
 
 def context_of(title: str | None, headings: Sequence[str]) -> str:
     """The title, then the headings outermost first, each said once (a document whose first
-    heading is its title states it once), cut to ``MAX_CONTEXT_CHARS`` from the outermost."""
+    heading is its title states it once), within ``MAX_CONTEXT_CHARS``: the outermost headings
+    under the title give way first (the nearest says most of what a passage is about; the
+    title, whose document it is), then the end is cut."""
     parts: list[str] = []
     for part in [title or "", *headings]:
         part = " ".join(part.split())
         if part and (not parts or _folded(parts[-1]) != _folded(part)):
             parts.append(part)
+    while len(parts) > 2 and len(SEPARATOR.join(parts)) > MAX_CONTEXT_CHARS:
+        del parts[1]
     context = SEPARATOR.join(parts)
     if len(context) <= MAX_CONTEXT_CHARS:
         return context

@@ -1,6 +1,6 @@
 """Word (.docx) with python-docx: paragraphs in order, headings (the Heading and Title
-styles) as Markdown headings, tables row by row; the title from the core properties, else the
-first heading."""
+styles) as Markdown headings, tables row by row under their first row, which heads every
+passage of their rows; the title from the core properties, else the first heading."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from docx.document import Document
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from naturali.ingest.formats import Pages, blocks, heading
+from naturali.ingest.formats import Pages, Rows, heading, laid
 from naturali.ingest.formats.archive import open_archive
 
 _HEADING = re.compile(r"^Heading (\d)$")
@@ -21,14 +21,17 @@ _HEADING = re.compile(r"^Heading (\d)$")
 def read(data: bytes) -> tuple[Pages, str | None]:
     open_archive(data, "Word", required="word/document.xml", dtd_allowed=False)
     document = docx.Document(io.BytesIO(data))
-    parts: list[str] = []
+    parts: list[str | Rows] = []
     first_heading: str | None = None
     for item in document.iter_inner_content():
-        text = _table(item) if isinstance(item, Table) else _paragraph(item)
+        if isinstance(item, Table):
+            parts.append(_table(item))
+            continue
+        text = _paragraph(item)
         if first_heading is None and text.startswith("#"):
             first_heading = text.lstrip("#").strip()
         parts.append(text)
-    return [(None, blocks(parts))], _title(document) or first_heading
+    return [(None, laid(parts))], _title(document) or first_heading
 
 
 def _paragraph(paragraph: Paragraph) -> str:
@@ -42,12 +45,9 @@ def _paragraph(paragraph: Paragraph) -> str:
     return text
 
 
-def _table(table: Table) -> str:
-    rows = []
-    for row in table.rows:
-        cells = [" ".join(cell.text.split()) for cell in row.cells]
-        rows.append(" | ".join(cells))
-    return "\n".join(rows)
+def _table(table: Table) -> Rows:
+    rows = [" | ".join(" ".join(cell.text.split()) for cell in row.cells) for row in table.rows]
+    return Rows(rows[:1], rows[1:])
 
 
 def _title(document: Document) -> str | None:

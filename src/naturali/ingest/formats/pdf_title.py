@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -24,6 +25,26 @@ _PLACEHOLDER = re.compile(
     r"(?i)(?:microsoft\s+(?:word|excel|powerpoint)\b.*|untitled\b.*|document\s*\d*|doc\d*|"
     r"title|slide\s*\d*|presentation\s*\d*|pdf|none|unknown)"
 )
+# An SEC filing's cover page names the registrant, the form and the period in the filer's own
+# words; the metadata title of a filing is its filing agent's ("10-K - 02/07/2019 - 3M
+# Company" for the year 2018, or an accession number).
+_FORM = re.compile(r"\bFORM\s+(10-K|10-Q|8-K|20-F|6-K|40-F|10-KT|11-K)\b", re.IGNORECASE)
+_PERIOD = re.compile(
+    r"\bfor\s+the\s+(fiscal\s+year|quarterly\s+period|year|period)\s+ended\s*:?\s*"
+    r"([A-Z][a-z]+\.?\s+\d{1,2}\s*,\s*\d{4})",
+    re.IGNORECASE,
+)
+_REPORTED = re.compile(
+    r"\bDate\s+of\s+Report\s*\(Date\s+of\s+earliest\s+event\s+reported\)\s*:?\s*"
+    r"([A-Z][a-z]+\.?\s+\d{1,2}\s*,\s*\d{4})",
+    re.IGNORECASE,
+)
+_REGISTRANT = re.compile(r"\(\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.IGNORECASE)
+_COVER_PRINTING = re.compile(
+    r"(?i)united\s+states|securities|exchange|commission|washington|\bform\b|report|"
+    r"pursuant|\bact\b|registrant|\d{3}"
+)
+_EDGES = " _-–—(:*•"
 _FILE_NAME = re.compile(r"(?i)\.(?:docx?|xlsx?|pptx?|pdf|indd|rtf|odt|pages|txt|html?)$")
 
 
@@ -36,6 +57,47 @@ def names_nothing(title: str | None) -> bool:
         or bool(_PLACEHOLDER.fullmatch(text) or _FILE_NAME.search(text))
         or (" " not in text and any(c.isdigit() for c in text))
     )
+
+
+def cover_title(first_page: str, prominent: Sequence[str] = ()) -> str | None:
+    """A filing's title from its cover page ("3M COMPANY — Form 10-K for the fiscal year ended
+    December 31, 2018"), or None for a page that is no filing's cover. The registrant is the
+    name over "(Exact name of registrant …)", else the first of the page's ``prominent``
+    lines (its headings, outermost first) that is not the cover's own printing."""
+    text = " ".join(first_page.split())
+    form = _FORM.search(text)
+    if form is None:
+        return None
+    period = _PERIOD.search(text)
+    reported = _REPORTED.search(text)
+    if period is not None:
+        when = f" for the {' '.join(period.group(1).lower().split())} ended {period.group(2)}"
+    else:
+        when = f" dated {reported.group(1)}" if reported is not None else ""
+    company = _registrant(first_page) or next(
+        (line for line in prominent if not _COVER_PRINTING.search(line)), ""
+    )
+    company = company.strip(_EDGES)
+    if not (company or when):
+        return None
+    named = f"{company} — " if company else ""
+    return f"{named}Form {form.group(1).upper()}{when}"[:TITLE_CHARS]
+
+
+def _registrant(first_page: str) -> str:
+    """The line above "(Exact name of registrant as specified in its charter)"."""
+    lines = [" ".join(line.split()) for line in first_page.splitlines()]
+    for i, line in enumerate(lines):
+        found = _REGISTRANT.search(line)
+        if found is None:
+            continue
+        before = line[: found.start()].strip()
+        if before:
+            return before
+        above = [line for line in lines[max(0, i - 2) : i] if line]
+        if above and not re.search(r"(?i)commission\s+file|\d{3}-\d", above[-1]):
+            return above[-1].strip(" (")
+    return ""
 
 
 def first_page_title(document: pdfium.PdfDocument) -> str | None:
@@ -76,5 +138,5 @@ def prominent(chars: list[tuple[str, float]]) -> str | None:
             break  # the body begins
         elif run:
             run.append(c)
-    title = " ".join("".join(run).split())[:TITLE_CHARS]
+    title = " ".join("".join(run).split()).rstrip(" (")[:TITLE_CHARS]
     return title or None

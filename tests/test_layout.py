@@ -1,0 +1,182 @@
+"""A document read as its author laid it out: a PDF's headings from its type and outline, its
+running headers and footers out, a statement's column header carried over its pages, a
+filing's title from its cover page; a Word or HTML table's header row over every passage of
+its rows."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import docx
+import pytest
+
+from conftest import Api
+from naturali.ingest.formats import LaidOut, pdf, pdf_title
+from naturali.ingest.formats.pdf_layout import laid_out
+from naturali.ingest.formats.pdf_lines import Line
+from naturali.ingest.worker import handle
+from pdfs import report_pdf
+
+HEADER = "(Millions) 2025 2024 2023"
+
+
+def _passages(data: bytes) -> tuple[str, list[tuple[int, str, str]]]:
+    out = handle({"filename": "ar2025.pdf", "counter": "wordpiece", "max_chunks": 1000}, data)
+    assert "error" not in out
+    return out["title"], [(d[4], d[1], d[5]) for d in out["drafts"]]
+
+
+def test_a_report_is_read_by_its_layout_not_its_characters() -> None:
+    title, passages = _passages(report_pdf())
+    # The metadata title is a word processor's: the first page's largest type names it.
+    assert title == "Acme Corporation Annual Report 2025"
+    text = "\n".join(t for _, t, _ in passages)
+    assert "Our anvils business" in text and "Product line 70 sales" in text
+    # The running header and the page numbers are printed on every page, in no passage.
+    assert "Annual Report 2025 |" not in text and "Page 2" not in text
+    # The footnote that starts with "#" is text, never a heading over what follows it.
+    assert "# 1 Figures are unaudited" in text
+    assert not any("unaudited" in context for _, _, context in passages)
+    statement = [p for p in passages if "Product line" in p[1]]
+    assert {page for page, _, _ in statement} == {1, 2, 3}  # the statement runs over pages
+    for _, passage, context in statement:
+        # Every passage of the statement is read under its name and its columns' years.
+        assert passage.startswith(HEADER) or passage.startswith("Consolidated Statement")
+        assert "Consolidated Statement of Operations" in context + passage
+    outlook = next(p for p in passages if "demand for anvils" in p[1])
+    # A heading in larger type closes the statement: its section is not the statement's.
+    assert "Consolidated Statement" not in outlook[2]
+    assert outlook[1].startswith("Outlook")
+
+
+def test_the_outline_names_the_sections_at_its_levels() -> None:
+    pages, _, _ = pdf.read(report_pdf(rows=5, outline=True))
+    first = pages[0][1]
+    assert isinstance(first, LaidOut)
+    levels = {h.title: h.level for h in first.headings}
+    assert levels["Operations Review"] == 1
+    assert levels["Consolidated Statement of Operations"] == 2
+    assert levels["Acme Corporation Annual Report 2025"] > 2  # in no bookmark: below them
+
+
+def _line(text: str, size: float = 10, weight: int = 400, bottom: float = 0) -> Line:
+    letters = sum(c.isalnum() for c in text)
+    return Line(text, size, weight, weight >= 700, bottom + size, bottom, letters)
+
+
+def _page(*lines: Line) -> list[Line]:
+    """Lines set down a page from its top, 12 points apart."""
+    return [
+        _line(line.text, line.size, line.weight, bottom=700 - 12 * i)
+        for i, line in enumerate(lines)
+    ]
+
+
+def test_a_statements_sections_in_bold_are_rows_of_it_and_numbered_items_nest() -> None:
+    body = "The company makes anvils and sells them to coyotes in many deserts."
+    page = _page(
+        _line("PART II"),
+        _line("Item 7. Management's Discussion and Analysis"),
+        _line(body),
+        _line("Liquidity", weight=700),
+        _line(body),
+        _line("(Millions) 2025 2024", weight=700),
+        _line("Cash Flows from Operating Activities", weight=700),
+        _line("Net income 5,363 4,869"),
+        _line("Cash Flows from Investing Activities", weight=700),
+        _line("Purchases of equipment (1,577) (1,373)"),
+    )
+    (out,) = laid_out([page * 1], [])
+    levels = {h.title: h.level for h in out.headings}
+    assert levels["PART II"] < levels["Item 7. Management's Discussion and Analysis"]
+    assert levels["Item 7. Management's Discussion and Analysis"] < levels["Liquidity"]
+    assert "Cash Flows from Investing Activities" not in levels  # a row of the statement
+    (table,) = out.tables
+    assert table.header == "(Millions) 2025 2024"
+    assert out.text[table.start :].startswith("Cash Flows from Operating Activities")
+
+
+def test_lines_printed_at_the_edge_of_every_page_are_left_out() -> None:
+    pages = [
+        _page(
+            _line("Acme Corp. 2025 Form 10-K"),
+            _line(f"Page {n} text about anvils and what they weigh, in full sentences."),
+            _line(f"Sales by region {n} {n + 1}"),  # a table row: never a running line
+            _line(str(n + 40)),
+        )
+        for n in range(1, 5)
+    ]
+    out = laid_out(pages, [])
+    for n, page in enumerate(out, start=1):
+        assert "Form 10-K" not in page.text and str(n + 40) not in page.text.split()
+        assert f"Sales by region {n} {n + 1}" in page.text
+
+
+@pytest.mark.parametrize(
+    ("cover", "title"),
+    [
+        (
+            "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nFORM 10-K\n"
+            "For the fiscal year ended December 31, 2018\nCommission file number 1-3285\n"
+            "Apple Inc.\n(Exact name of Registrant as specified in its charter)",
+            "Apple Inc. — Form 10-K for the fiscal year ended December 31, 2018",
+        ),
+        (
+            "FORM 10-Q\nFor the quarterly period ended June 30, 2023\nCORNING INCORPORATED\n"
+            "(Exact name of registrant as specified in its charter)",
+            "CORNING INCORPORATED — Form 10-Q for the quarterly period ended June 30, 2023",
+        ),
+        ("Minutes of the board meeting, 3 May 2025", None),  # no filing's cover
+    ],
+)
+def test_a_filings_cover_page_names_it(cover: str, title: str | None) -> None:
+    assert pdf_title.cover_title(cover) == title
+
+
+def test_a_passage_of_a_statement_is_found_by_its_years(api: Api) -> None:
+    project = api.project()
+    r = api.upload(project, "/reports/ar2025.pdf", report_pdf(), "ar2025.pdf")
+    assert r.status_code == 201, r.text
+    r = api.search(project, query="Product line 66 sales in 2025 (millions)", limit=3)
+    top = r.json()["results"][0]
+    assert top["page"] == 3 and top["title"] == "Acme Corporation Annual Report 2025"
+    assert top["content"].startswith(HEADER)
+
+
+def _word_table(rows: int) -> bytes:
+    made = docx.Document()
+    made.add_heading("Price list", 1)
+    table = made.add_table(rows=rows + 1, cols=3)
+    for col, text in enumerate(["Plan", "Monthly price 2025", "Seats"]):
+        table.cell(0, col).text = text
+    for row in range(1, rows + 1):
+        for col, text in enumerate([f"Plan number {row}", f"{row * 7} euros", f"{row} seats"]):
+            table.cell(row, col).text = text
+    out = io.BytesIO()
+    made.save(out)
+    return out.getvalue()
+
+
+def _html_table(rows: int) -> bytes:
+    body = "".join(
+        f"<tr><td>Plan number {i}</td><td>{i * 7} euros</td><td>{i} seats</td></tr>"
+        for i in range(1, rows + 1)
+    )
+    head = "<thead><tr><th>Plan</th><th>Monthly price 2025</th><th>Seats</th></tr></thead>"
+    return f"<html><body><h1>Price list</h1><table>{head}{body}</table></body></html>".encode()
+
+
+@pytest.mark.parametrize(
+    ("make", "filename"), [(_word_table, "prices.docx"), (_html_table, "prices.html")]
+)
+def test_a_long_tables_header_row_heads_every_passage_of_it(
+    make: Callable[[int], bytes], filename: str
+) -> None:
+    out = handle({"filename": filename, "counter": "wordpiece", "max_chunks": 1000}, make(120))
+    passages = [d[1] for d in out["drafts"]]
+    assert len(passages) > 3  # the table is split
+    assert all(
+        p.startswith(("# Price list", "Plan | Monthly price 2025 | Seats")) for p in passages
+    )
+    assert "Plan number 120 | 840 euros | 120 seats" in passages[-1]
