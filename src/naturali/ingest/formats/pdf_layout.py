@@ -59,7 +59,7 @@ def laid_out(pages: list[list[Line]], outline: Outline) -> list[LaidOut]:
     out: list[LaidOut] = []
     carried = ""  # the header of a table the last page ended in
     for number, lines in enumerate(kept, start=1):
-        page = _Page(levels.of_page(number, lines), line_pitch(lines))
+        page = _Page(levels.of_page(number, lines), line_pitch(lines), levels.body_level)
         out.append(page.laid_out(carried))
         carried = page.open_header
     return out
@@ -175,20 +175,17 @@ def _folded(text: str) -> str:
 class _Page:
     """One page's lines into blocks: headings (a heading's lines joined), tables, paragraphs."""
 
-    def __init__(self, lines: list[tuple[Line, int]], pitch: float) -> None:
+    def __init__(self, lines: list[tuple[Line, int]], pitch: float, body_level: int) -> None:
         self.lines = lines
         self.pitch = pitch
+        self.body_level = body_level  # headings in the body's type start at this level
         self.open_header = ""
+        self.parts: list[str] = []
+        self.length = 0  # of the blocks so far, joined
 
     def laid_out(self, carried: str) -> LaidOut:
-        parts: list[str] = []
         headings: list[Heading] = []
         tables: list[Table] = []
-
-        def add(block: list[str]) -> tuple[int, int]:
-            start = len("\n\n".join(parts)) + 2 if parts else 0
-            parts.append("\n".join(block))
-            return start, start + len(parts[-1])
 
         i = 0
         ends_in_table = False
@@ -198,25 +195,32 @@ class _Page:
             if level and not self._inside_table(i):
                 j = self._heading_end(i)
                 texts = [line.text for line, _ in self.lines[i:j]]
-                start, end = add(texts)
+                start, end = self._add(texts)
                 headings.append(Heading(start, end, level, " ".join(texts)[:MERGED_CHARS]))
             elif is_row(line.text) and self._table_end(i) - i >= 2:
                 j = self._table_end(i)
-                above = self._above(parts, i)
+                above = self._above(i)
                 header = above + ([line.text] if _column_header(line.text) else [])
-                start, end = add(above + [line.text for line, _ in self.lines[i:j]])
+                start, end = self._add(above + [line.text for line, _ in self.lines[i:j]])
                 rows = start + sum(len(h) + 1 for h in header)
                 given = "\n".join(header) or (carried if not tables else "")
                 tables.append(Table(min(rows, end), end, given))
                 ends_in_table = True
             else:
                 j = self._paragraph_end(i)
-                add([line.text for line, _ in self.lines[i:j]])
+                self._add([line.text for line, _ in self.lines[i:j]])
             i, carried = j, ""
         self.open_header = tables[-1].header if ends_in_table else ""
-        return LaidOut("\n\n".join(parts), tuple(headings), tuple(tables))
+        return LaidOut("\n\n".join(self.parts), tuple(headings), tuple(tables))
 
-    def _above(self, parts: list[str], i: int) -> list[str]:
+    def _add(self, block: list[str]) -> tuple[int, int]:
+        """A block's offsets on the page, once added."""
+        start = self.length + 2 if self.parts else 0
+        self.parts.append("\n".join(block))
+        self.length = start + len(self.parts[-1])
+        return start, self.length
+
+    def _above(self, i: int) -> list[str]:
         """The short lines just above a table's first row that are no heading nor sentence:
         its caption or the names of its columns, taken from the paragraph they closed."""
         above: list[str] = []
@@ -228,18 +232,20 @@ class _Page:
             above.insert(0, line.text)
             k -= 1
         taken = "\n".join(above)
-        if not above or not parts or not parts[-1].endswith(taken):
+        if not above or not self.parts or not self.parts[-1].endswith(taken):
             return []
-        parts[-1] = parts[-1][: -len(taken)].rstrip("\n")
-        if not parts[-1]:
-            parts.pop()
+        last = self.parts.pop()
+        self.length -= len(last) + (2 if self.parts else 0)
+        kept = last[: -len(taken)].rstrip("\n")
+        if kept:
+            self._add([kept])
         return above
 
     def _inside_table(self, i: int) -> bool:
         """A bold line between rows is a statement's section ("Cash Flows from Investing
-        Activities"), not a heading of the page."""
+        Activities"), not a heading of the page (one in larger type or the outline is)."""
         before = i > 0 and is_row(self.lines[i - 1][0].text)
-        return before and self._row_within(i + 1)
+        return before and self.lines[i][1] >= self.body_level and self._row_within(i + 1)
 
     def _row_within(self, i: int) -> bool:
         for line, _ in self.lines[i : i + LABEL_RUN]:

@@ -12,7 +12,7 @@ from pptx.enum.shapes import MSO_SHAPE_TYPE
 from pptx.shapes.base import BaseShape
 from pptx.slide import Slide
 
-from naturali.ingest.formats import Pages, blocks, heading
+from naturali.ingest.formats import LaidOut, Pages, Rows, heading, laid
 from naturali.ingest.formats.archive import open_archive
 
 
@@ -35,23 +35,24 @@ def _slide_title(slide: Slide) -> str | None:
     return " ".join(text.split()) or None
 
 
-def _slide_text(slide: Slide, title: str | None) -> str:
+def _slide_text(slide: Slide, title: str | None) -> LaidOut:
     title_id = slide.shapes.title.shape_id if slide.shapes.title is not None else None
-    parts = [heading(2, title)] if title else []
+    parts: list[str | Rows] = [heading(2, title)] if title else []
     parts += [t for s in slide.shapes if s.shape_id != title_id for t in _texts(s)]
     if slide.has_notes_slide:
         notes = slide.notes_slide.notes_text_frame
         if notes is not None and notes.text.strip():
             parts += ["Speaker notes:", notes.text]
-    return blocks(parts)
+    return laid(parts)
 
 
-def _texts(shape: BaseShape) -> Iterator[str]:
+def _texts(shape: BaseShape) -> Iterator[str | Rows]:
     if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
         for inner in shape.shapes:  # type: ignore[attr-defined]
             yield from _texts(inner)
     elif getattr(shape, "has_table", False):
         table = shape.table  # type: ignore[attr-defined]
-        yield "\n".join(" | ".join(c.text.strip() for c in row.cells) for row in table.rows)
+        rows = [" | ".join(c.text.strip() for c in row.cells) for row in table.rows]
+        yield Rows(rows[:1], rows[1:])  # the first row heads every passage of the others
     elif shape.has_text_frame:
         yield shape.text_frame.text  # type: ignore[attr-defined]
