@@ -25,6 +25,7 @@ a table's header; the next chunk repeats at most ``OVERLAP_TOKENS``."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -214,22 +215,41 @@ def _sectioned(
     else:
         blocks = list(_blocks(page.text, layout))
         sections.read(page.text, blocks, layout)
-    units = _units(page.text, iter(blocks), count_tokens, layout, page.tables)
-    headers = {
-        t.start: _carried_header(t.header, 0, len(t.header), count_tokens)[0] for t in page.tables
-    }
-
-    def header_at(start: int) -> str:
-        table = next((t for t in page.tables if t.start <= start < t.end), None)
-        return headers[table.start] if table is not None and table.header else ""
-
-    def reserve(start: int) -> int:
-        header = header_at(start)
-        return count_tokens(header) + 1 if header else 0
-
-    for start, end in _pack(units, titles=True, reserve=reserve):
-        header = header_at(start)
+    headers = _Headers(page.tables, count_tokens)
+    units = _units(page.text, iter(blocks), count_tokens, layout, headers)
+    for start, end in _pack(units, titles=True, reserve=headers.reserve):
+        header = headers.at(start)
         yield start, end, header + "\n" if header else ""
+
+
+class _Headers:
+    """The tables of a page, each with the header a chunk starting among its rows carries."""
+
+    def __init__(self, tables: tuple[Table, ...], count_tokens: TokenCounter) -> None:
+        ordered = sorted(tables, key=lambda t: t.start)
+        self._starts = [t.start for t in ordered]
+        self._ends = [t.end for t in ordered]
+        self._headers: list[tuple[str, int]] = []
+        for table in ordered:
+            header = _carried_header(table.header, 0, len(table.header), count_tokens)[0]
+            self._headers.append((header, count_tokens(header) + 1) if table.header else ("", 0))
+
+    def _table(self, offset: int) -> int | None:
+        i = bisect.bisect_right(self._starts, offset) - 1
+        return i if i >= 0 and offset < self._ends[i] else None
+
+    def at(self, start: int) -> str:
+        i = self._table(start)
+        return "" if i is None else self._headers[i][0]
+
+    def reserve(self, start: int) -> int:
+        i = self._table(start)
+        return 0 if i is None else self._headers[i][1]
+
+    def overlap(self, start: int, end: int) -> bool:
+        """Whether a span holds any of a table's rows."""
+        i = bisect.bisect_left(self._starts, end) - 1
+        return i >= 0 and start < self._ends[i]
 
 
 def _trimmed(text: str, start: int, end: int, heading: bool) -> tuple[int, int, bool]:
@@ -263,7 +283,7 @@ def _units(
     blocks: Iterator[Block],
     count_tokens: TokenCounter,
     layout: Layout,
-    tables: tuple[Table, ...] = (),
+    tables: _Headers | None = None,
 ) -> Iterator[Unit]:
     """Block-sized spans; a block over the window is split into sentences (code, a table:
     lines), then words."""
@@ -272,7 +292,7 @@ def _units(
         if tokens <= MAX_TOKENS:
             yield block_start, block_end, tokens, heading
             continue
-        if layout == "code" or any(t.start < block_end and block_start < t.end for t in tables):
+        if layout == "code" or (tables is not None and tables.overlap(block_start, block_end)):
             yield from _line_windows(text, block_start, block_end, count_tokens, heading)
             continue
         for sentence in _SENTENCE.finditer(text, block_start, block_end):
