@@ -123,3 +123,10 @@ def test_a_file_stem_is_no_title_in_front_of_the_passages(api: Api) -> None:
     assert document["title"] == "MED-4983"  # shown as the document's name
     chunks = api.naturali.storage.owner_chunks(project_id, SourceType.DOCUMENT, [document["id"]])
     assert [c.context for c in chunks] == [""]  # but read in front of no passage
+
+
+def test_a_heading_the_title_already_says_is_not_said_again() -> None:
+    title = "THE BOEING COMPANY — Form 10-K for the fiscal year ended December 31, 2018"
+    context = context_of(title, ["THE BOEING COMPANY", "PART II", "Item 8. Financial Statements"])
+    assert context == f"{title} › PART II › Item 8. Financial Statements"
+    assert context_of("Options for X", ["Opt", "Usage"]) == "Options for X › Opt › Usage"

@@ -162,10 +162,13 @@ class _Sections:
         return (1 if underline == "=" else 2), first
 
 
-Unit = tuple[int, int, int, bool]  # start, end, tokens, whether it is a heading
-
-
-Block = tuple[int, int, bool]  # start, end, whether it is a heading
+# What a block or unit is: no heading (0, False), a heading (1, True), or a minor heading,
+# which closes the chunk before it only once that holds SECTION_TOKENS (a PDF's bold line).
+HEADING = 1
+MINOR = 2
+SECTION_TOKENS = MAX_TOKENS // 3
+Unit = tuple[int, int, int, int]  # start, end, tokens, what it is
+Block = tuple[int, int, int]  # start, end, what it is
 
 
 def _lines(text: str) -> list[tuple[int, str]]:
@@ -210,8 +213,8 @@ def _sectioned(
     chunk that starts among a table's rows led by its header."""
     if layout == "printed":
         sections.mark(page.headings)
-        starts = frozenset(h.start for h in page.headings)
-        blocks = [(s, e, s in starts) for s, e, _ in _blocks(page.text, layout)]
+        kinds = {h.start: MINOR if h.minor else HEADING for h in page.headings}
+        blocks = [(s, e, kinds.get(s, 0)) for s, e, _ in _blocks(page.text, layout)]
     else:
         blocks = list(_blocks(page.text, layout))
         sections.read(page.text, blocks, layout)
@@ -334,7 +337,7 @@ def _word_windows(
 
 
 def _line_windows(
-    text: str, start: int, end: int, count_tokens: TokenCounter, heading: bool
+    text: str, start: int, end: int, count_tokens: TokenCounter, heading: int
 ) -> Iterator[Unit]:
     """A long block of code as lines; a line over the window alone splits into words."""
     for offset, line in _lines(text[start:end]):
@@ -419,13 +422,15 @@ def _pack(
     """Greedily fill chunks with whole units; the next chunk repeats the last unit when it is
     short (a heading, a closing sentence), so context is not lost at the boundary. A heading
     closes the chunk before it unless, with ``titles``, that chunk holds only headings (a
-    title over its first section's heading stays with it; a definition of code is no title).
+    title over its first section's heading stays with it; a definition of code is no title);
+    a minor one only once that chunk holds ``SECTION_TOKENS``.
     A chunk starting at offset ``s`` leaves ``reserve(s)`` pieces of its window to a header it
     is read under."""
     current: list[Unit] = []
     tokens = 0
     for unit in units:
-        if unit[3] and current and (not titles or not all(u[3] for u in current)):
+        closes = unit[3] == HEADING or (unit[3] == MINOR and tokens >= SECTION_TOKENS)
+        if closes and current and (not titles or not all(u[3] for u in current)):
             yield current[0][0], current[-1][1]
             current, tokens = [], 0
         elif current and tokens + unit[2] > MAX_TOKENS - reserve(current[0][0]):

@@ -15,13 +15,18 @@ MAX_CONTEXT_CHARS = 160
 
 def context_of(title: str | None, headings: Sequence[str]) -> str:
     """The title, then the headings outermost first, each said once (a document whose first
-    heading is its title states it once), within ``MAX_CONTEXT_CHARS``: the outermost headings
+    heading is its title, or a filing whose cover prints the company the title names, states
+    it once), within ``MAX_CONTEXT_CHARS``: the outermost headings
     under the title give way first (the nearest says most of what a passage is about; the
     title, whose document it is), then the end is cut."""
     parts: list[str] = []
+    named = f" {_folded(title or '')} "
     for part in [title or "", *headings]:
         part = " ".join(part.split())
-        if part and (not parts or _folded(parts[-1]) != _folded(part)):
+        said = bool(parts) and (
+            _folded(parts[-1]) == _folded(part) or f" {_folded(part)} " in named
+        )  # the heading before it, or the title, says it already
+        if part and not said:
             parts.append(part)
     while len(parts) > 2 and len(SEPARATOR.join(parts)) > MAX_CONTEXT_CHARS:
         del parts[1]

@@ -19,6 +19,9 @@ class Heading:
     end: int
     level: int
     title: str
+    # A minor heading (a bold line in the body's type): it starts no passage of its own while
+    # the passage before it is short, so a run of small sections is read together.
+    minor: bool = False
 
 
 @dataclass(frozen=True)

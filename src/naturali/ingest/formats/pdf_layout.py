@@ -196,7 +196,9 @@ class _Page:
                 j = self._heading_end(i)
                 texts = [line.text for line, _ in self.lines[i:j]]
                 start, end = self._add(texts)
-                headings.append(Heading(start, end, level, " ".join(texts)[:MERGED_CHARS]))
+                title = " ".join(texts)[:MERGED_CHARS]
+                minor = level >= self.body_level + len(_NUMBERED)
+                headings.append(Heading(start, end, level, title, minor))
             elif is_row(line.text) and self._table_end(i) - i >= 2:
                 j = self._table_end(i)
                 above = self._above(i)

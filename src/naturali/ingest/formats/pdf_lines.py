@@ -55,9 +55,32 @@ def _lines(textpage: pdfium.PdfTextPage) -> list[Line]:
     for end in [i for i, c in enumerate(text) if c == "\n"] + [count]:
         line_text = text[start:end].rstrip("\r\x00")
         if line_text.strip():
-            lines.append(_line(raw, textpage, line_text, start))
+            line = _line(raw, textpage, line_text, start)
+            if lines and _same_baseline(lines[-1], line):
+                line = _joined(lines.pop(), line)
+            lines.append(line)
         start = end + 1
     return lines
+
+
+def _same_baseline(before: Line, line: Line) -> bool:
+    """Whether PDFium broke one printed line in two (a writer that places each word, or each
+    cell of a table's row, on its own): the next piece stands on the same baseline."""
+    height = before.top - before.bottom
+    return before.size > 0 and line.size > 0 and abs(before.bottom - line.bottom) < 0.3 * height
+
+
+def _joined(before: Line, after: Line) -> Line:
+    main = before if before.letters >= after.letters else after
+    return Line(
+        f"{before.text} {after.text}",
+        main.size,
+        main.weight,
+        main.heavy,
+        max(before.top, after.top),
+        min(before.bottom, after.bottom),
+        before.letters + after.letters,
+    )
 
 
 def _line(raw: object, textpage: pdfium.PdfTextPage, text: str, start: int) -> Line:
