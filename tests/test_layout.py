@@ -12,9 +12,11 @@ import docx
 import pytest
 
 from conftest import Api
-from naturali.ingest.formats import LaidOut, pdf, pdf_title
+from naturali.ingest.chunk import chunk_pages
+from naturali.ingest.extract import Page
+from naturali.ingest.formats import Heading, LaidOut, pdf, pdf_title
 from naturali.ingest.formats.pdf_layout import laid_out
-from naturali.ingest.formats.pdf_lines import Line
+from naturali.ingest.formats.pdf_lines import Line, joined, on_one_baseline
 from naturali.ingest.worker import handle
 from pdfs import report_pdf
 
@@ -180,3 +182,33 @@ def test_a_long_tables_header_row_heads_every_passage_of_it(
         p.startswith(("# Price list", "Plan | Monthly price 2025 | Seats")) for p in passages
     )
     assert "Plan number 120 | 840 euros | 120 seats" in passages[-1]
+
+
+def test_a_line_broken_in_two_on_one_baseline_is_one_line() -> None:
+    words = _line("(Dollars in", bottom=500)
+    rest = _line("millions)", weight=700, bottom=500.5)
+    assert on_one_baseline(words, rest)
+    assert not on_one_baseline(words, _line("next line", bottom=488))
+    line = joined(words, rest)
+    assert (line.text, line.weight, line.letters) == ("(Dollars in millions)", 400, 17)
+
+
+def test_minor_headings_gather_small_sections_into_one_passage() -> None:
+    sections = ["Year 2025 results:", "Sales rose.", "Year 2024 results:", "Sales fell."]
+    text = "\n\n".join(sections)
+    starts = [text.index(s) for s in sections]
+
+    def headings(minor: bool) -> tuple[Heading, ...]:
+        return tuple(
+            Heading(starts[i], starts[i] + len(sections[i]), 5, sections[i], minor) for i in (0, 2)
+        )
+
+    def passages(minor: bool) -> list[str]:
+        page = Page(1, text, 0, headings(minor))
+        return [d.text for d in chunk_pages([page], lambda t: len(t.split()), "printed")]
+
+    assert passages(minor=False) == [
+        "Year 2025 results:\n\nSales rose.",
+        "Year 2024 results:\n\nSales fell.",
+    ]
+    assert passages(minor=True) == [text]  # small sections read together

@@ -56,21 +56,22 @@ def _lines(textpage: pdfium.PdfTextPage) -> list[Line]:
         line_text = text[start:end].rstrip("\r\x00")
         if line_text.strip():
             line = _line(raw, textpage, line_text, start)
-            if lines and _same_baseline(lines[-1], line):
-                line = _joined(lines.pop(), line)
+            if lines and on_one_baseline(lines[-1], line):
+                line = joined(lines.pop(), line)
             lines.append(line)
         start = end + 1
     return lines
 
 
-def _same_baseline(before: Line, line: Line) -> bool:
+def on_one_baseline(before: Line, line: Line) -> bool:
     """Whether PDFium broke one printed line in two (a writer that places each word, or each
     cell of a table's row, on its own): the next piece stands on the same baseline."""
     height = before.top - before.bottom
     return before.size > 0 and line.size > 0 and abs(before.bottom - line.bottom) < 0.3 * height
 
 
-def _joined(before: Line, after: Line) -> Line:
+def joined(before: Line, after: Line) -> Line:
+    """Two pieces of one printed line as one, in the type most of its letters are set in."""
     main = before if before.letters >= after.letters else after
     return Line(
         f"{before.text} {after.text}",
