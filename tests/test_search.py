@@ -171,8 +171,9 @@ def test_similarity_is_raw_cosine_and_score_orders(corpus: tuple[Api, str, dict[
     assert hits[0]["path"] == "/handbook/support/escalation.md"
     embedder = api.naturali.embedder()
     q = embedder.embed_query("escalation path")  # a query's vector: the query model's
-    # a passage is embedded in its context: under its document's title (its file's name)
-    (d,) = embedder.embed([in_context(DOCS["/handbook/support/escalation.md"], "escalation")])
+    # a passage is embedded in its context: here none, its document's title being only its
+    # file's name
+    (d,) = embedder.embed([in_context(DOCS["/handbook/support/escalation.md"], "")])
     assert hits[0]["similarity_score"] == pytest.approx(float(q @ d), abs=1e-4)
 
 
