@@ -286,7 +286,7 @@ def _units(
     blocks: Iterator[Block],
     count_tokens: TokenCounter,
     layout: Layout,
-    tables: _Headers | None = None,
+    headers: _Headers | None = None,
 ) -> Iterator[Unit]:
     """Block-sized spans; a block over the window is split into sentences (code, a table:
     lines), then words."""
@@ -295,7 +295,7 @@ def _units(
         if tokens <= MAX_TOKENS:
             yield block_start, block_end, tokens, heading
             continue
-        if layout == "code" or (tables is not None and tables.overlap(block_start, block_end)):
+        if layout == "code" or (headers is not None and headers.overlap(block_start, block_end)):
             yield from _line_windows(text, block_start, block_end, count_tokens, heading)
             continue
         for sentence in _SENTENCE.finditer(text, block_start, block_end):

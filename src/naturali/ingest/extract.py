@@ -178,10 +178,8 @@ def _parsed(data: bytes, form: Format, ocr_texts: dict[int, str | None] | None) 
         laid = page if isinstance(page, LaidOut) else LaidOut(page)
         raw = (given.get(number) or laid.text) if number in scans else laid.text
         text = raw.replace("\r\n", "\n").replace("\x00", "")
-        if text == laid.text:  # the marks are at offsets of the reader's text
-            pages.append(Page(number, text, offset, laid.headings, laid.tables))
-        else:
-            pages.append(Page(number, text, offset))
+        marks = laid if text == laid.text else LaidOut(text)  # at offsets of the reader's text
+        pages.append(Page(number, text, offset, marks.headings, marks.tables))
         offset += len(text) + len(PAGE_SEPARATOR)
     texts = [(p.number, p.text) for p in pages]
     reading = Reading.of(texts, scans, ocr_texts) if kind in _PAGED else None

@@ -59,7 +59,7 @@ def laid_out(pages: list[list[Line]], outline: Outline) -> list[LaidOut]:
     out: list[LaidOut] = []
     carried = ""  # the header of a table the last page ended in
     for number, lines in enumerate(kept, start=1):
-        page = _Page(levels.of_page(number, lines), line_pitch(lines), levels.body_level)
+        page = _Page(levels.of_page(number, lines), line_pitch(lines), levels)
         out.append(page.laid_out(carried))
         carried = page.open_header
     return out
@@ -126,6 +126,7 @@ class _Levels:
         sizes = sizes[:SIZE_LEVELS]  # any smaller larger size shares the last one's level
         self.size_levels = {size: depth + i + 1 for i, size in enumerate(sizes)}
         self.body_level = depth + len(sizes) + 1
+        self.minor_level = self.body_level + len(_NUMBERED)  # bold lines: minor headings
 
     def of_page(self, number: int, lines: list[Line]) -> list[tuple[Line, int]]:
         """The page's lines, each with its heading level (0: not a heading)."""
@@ -150,7 +151,7 @@ class _Levels:
             line.heavy and line.weight >= self.body_weight
         )
         if bold and not line.text.endswith("."):
-            return min(self.body_level + len(_NUMBERED), MAX_LEVEL)
+            return min(self.minor_level, MAX_LEVEL)
         return 0
 
     def _larger(self, line: Line) -> bool:
@@ -175,10 +176,10 @@ def _folded(text: str) -> str:
 class _Page:
     """One page's lines into blocks: headings (a heading's lines joined), tables, paragraphs."""
 
-    def __init__(self, lines: list[tuple[Line, int]], pitch: float, body_level: int) -> None:
+    def __init__(self, lines: list[tuple[Line, int]], pitch: float, levels: _Levels) -> None:
         self.lines = lines
         self.pitch = pitch
-        self.body_level = body_level  # headings in the body's type start at this level
+        self.levels = levels
         self.open_header = ""
         self.parts: list[str] = []
         self.length = 0  # of the blocks so far, joined
@@ -197,7 +198,7 @@ class _Page:
                 texts = [line.text for line, _ in self.lines[i:j]]
                 start, end = self._add(texts)
                 title = " ".join(texts)[:MERGED_CHARS]
-                minor = level >= self.body_level + len(_NUMBERED)
+                minor = level >= self.levels.minor_level
                 headings.append(Heading(start, end, level, title, minor))
             elif is_row(line.text) and self._table_end(i) - i >= 2:
                 j = self._table_end(i)
@@ -247,7 +248,7 @@ class _Page:
         """A bold line between rows is a statement's section ("Cash Flows from Investing
         Activities"), not a heading of the page (one in larger type or the outline is)."""
         before = i > 0 and is_row(self.lines[i - 1][0].text)
-        return before and self.lines[i][1] >= self.body_level and self._row_within(i + 1)
+        return before and self.lines[i][1] >= self.levels.body_level and self._row_within(i + 1)
 
     def _row_within(self, i: int) -> bool:
         for line, _ in self.lines[i : i + LABEL_RUN]:
