@@ -129,6 +129,23 @@ def test_lines_printed_at_the_edge_of_every_page_are_left_out() -> None:
             "(Exact name of registrant as specified in its charter)",
             "CORNING INCORPORATED — Form 10-Q for the quarterly period ended June 30, 2023",
         ),
+        (  # set in two columns; the registrant's name after the cover's rules
+            "FORM 10-Q\nFor the quarterly period ended Commission file\nMarch 31, 2021 number "
+            "1-5805 ______ JPMorgan Chase & Co.\n(Exact name of registrant as specified in its "
+            "charter) ______ Delaware 13-2624428",
+            "JPMorgan Chase & Co. — Form 10-Q for the quarterly period ended March 31, 2021",
+        ),
+        (  # no label: the name under the commission file number
+            "FORM 10-K\nFor the fiscal year ended December 31, 2022\nor\n"
+            "Commission file number 1-3285\n3M COMPANY\nState of Incorporation: Delaware",
+            "3M COMPANY — Form 10-K for the fiscal year ended December 31, 2022",
+        ),
+        (  # the name is a logo: the label heads no text, and "OR" names nothing
+            "FORM 10-K\nFor the fiscal year ended December 31, 2017\nOR\n"
+            "Commission File Number 001-02217\n(Exact name of Registrant as specified in its "
+            "charter)\nDelaware",
+            "Form 10-K for the fiscal year ended December 31, 2017",
+        ),
         ("Minutes of the board meeting, 3 May 2025", None),  # no filing's cover
     ],
 )

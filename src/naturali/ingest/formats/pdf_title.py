@@ -29,9 +29,11 @@ _PLACEHOLDER = re.compile(
 # words; the metadata title of a filing is its filing agent's ("10-K - 02/07/2019 - 3M
 # Company" for the year 2018, or an accession number).
 _FORM = re.compile(r"\bFORM\s+(10-K|10-Q|8-K|20-F|6-K|40-F|10-KT|11-K)\b", re.IGNORECASE)
+# A cover set in two columns reads across them: "For the quarterly period ended Commission file
+# March 31, 2021 number 1-5805", so a few words may come between "ended" and its date.
 _PERIOD = re.compile(
     r"\bfor\s+the\s+(fiscal\s+year|quarterly\s+period|year|period)\s+ended\s*:?\s*"
-    r"([A-Z][a-z]+\.?\s+\d{1,2}\s*,\s*\d{4})",
+    r"(?:[A-Za-z]+\s+){0,3}?([A-Z][a-z]+\.?\s+\d{1,2}\s*,\s*\d{4})",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
@@ -42,8 +44,10 @@ _REPORTED = re.compile(
 _REGISTRANT = re.compile(r"\(\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.IGNORECASE)
 _COVER_PRINTING = re.compile(
     r"(?i)united\s+states|securities|exchange|commission|washington|\bform\b|report|"
-    r"pursuant|\bact\b|registrant|\d{3}"
+    r"pursuant|\bact\b|registrant|transition|\d{3}|^\W*(?:or|and|mark\s+one)\W*$"
 )
+_COMMISSION_FILE = re.compile(r"(?i)commission\s+file|\d{3}-\d")
+_RULE = re.compile(r"_{3,}")  # a cover's blanks and rules, which join the lines beside them
 _EDGES = " _-–—(:*•"
 _FILE_NAME = re.compile(r"(?i)\.(?:docx?|xlsx?|pptx?|pdf|indd|rtf|odt|pages|txt|html?)$")
 
@@ -74,9 +78,9 @@ def cover_title(first_page: str, prominent: Sequence[str] = ()) -> str | None:
         when = f" for the {' '.join(period.group(1).lower().split())} ended {period.group(2)}"
     else:
         when = f" dated {reported.group(1)}" if reported is not None else ""
-    company = _registrant(first_page) or next(
-        (line for line in prominent if not _COVER_PRINTING.search(line)), ""
-    )
+    company = _registrant(first_page)
+    if company is None:
+        company = next((line for line in prominent if not _COVER_PRINTING.search(line)), "")
     company = company.strip(_EDGES)
     if not (company or when):
         return None
@@ -84,20 +88,31 @@ def cover_title(first_page: str, prominent: Sequence[str] = ()) -> str | None:
     return f"{named}Form {form.group(1).upper()}{when}"[:TITLE_CHARS]
 
 
-def _registrant(first_page: str) -> str:
-    """The line above "(Exact name of registrant as specified in its charter)"."""
+def _registrant(first_page: str) -> str | None:
+    """The name over "(Exact name of registrant as specified in its charter)" ("" when that
+    label heads nothing a text layer holds: a logo), else the line under "Commission file
+    number …" when it is no printing of the cover's own; None for neither."""
     lines = [" ".join(line.split()) for line in first_page.splitlines()]
     for i, line in enumerate(lines):
         found = _REGISTRANT.search(line)
         if found is None:
             continue
-        before = line[: found.start()].strip()
+        before = _last_field(line[: found.start()])
         if before:
             return before
-        above = [line for line in lines[max(0, i - 2) : i] if line]
-        if above and not re.search(r"(?i)commission\s+file|\d{3}-\d", above[-1]):
+        above = [_last_field(line) for line in lines[max(0, i - 2) : i] if _last_field(line)]
+        if above and not _COMMISSION_FILE.search(above[-1]):
             return above[-1].strip(" (")
-    return ""
+        return ""
+    for above, line in zip(lines, lines[1:], strict=False):
+        if _COMMISSION_FILE.search(above) and line and not _COVER_PRINTING.search(line):
+            return line
+    return None
+
+
+def _last_field(line: str) -> str:
+    """What a line says after its last blank or rule (``_RULE``)."""
+    return _RULE.split(line)[-1].strip()
 
 
 def first_page_title(document: pdfium.PdfDocument) -> str | None:
