@@ -104,8 +104,8 @@ def _registrant(first_page: str) -> str | None:
         if above and not _COMMISSION_FILE.search(above[-1]):
             return above[-1].strip(" (")
         return ""
-    for above, line in zip(lines, lines[1:], strict=False):
-        if _COMMISSION_FILE.search(above) and line and not _COVER_PRINTING.search(line):
+    for previous, line in zip(lines, lines[1:], strict=False):
+        if _COMMISSION_FILE.search(previous) and line and not _COVER_PRINTING.search(line):
             return line
     return None
 
