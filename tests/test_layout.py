@@ -229,3 +229,37 @@ def test_minor_headings_gather_small_sections_into_one_passage() -> None:
         "Year 2024 results:\n\nSales fell.",
     ]
     assert passages(minor=True) == [text]  # small sections read together
+
+
+def test_a_statement_opening_a_page_is_not_under_the_one_before_it() -> None:
+    """Each statement's page opens with its company's name in small type, then the
+    statement's name: the second page's first passage is no longer under the first's."""
+
+    def statement(name: str, number: int, offset: int) -> Page:
+        lines = ["ACME INC.", name, "Cash 1,200 1,100"]
+        text = "\n\n".join(lines)
+        starts = [text.index(line) for line in lines]
+        headings = (
+            Heading(starts[0], starts[0] + len(lines[0]), 6, lines[0], False),
+            Heading(starts[1], starts[1] + len(lines[1]), 3, lines[1], False),
+        )
+        return Page(number, text, offset, headings)
+
+    pages = [statement("BALANCE SHEETS", 1, 0), statement("STATEMENTS OF INCOME", 2, 100)]
+    drafts = chunk_pages(pages, lambda t: len(t.split()), "printed")
+    assert [(d.page, d.context) for d in drafts] == [(1, ""), (2, "")]
+
+
+def test_a_column_header_set_over_several_paragraphs_heads_its_table() -> None:
+    """A statement's column dates, each over two lines and apart: every line back to the
+    sentence above is the table's header."""
+    texts = ["Revenue grew in every region this year, as the letter said."]
+    texts += ["Years Ended", "December 2,", "2016", "November 27,", "2015"]
+    texts += [f"Line item {n} {n},{n}00 {n},{n}50" for n in range(1, 6)]
+    bottoms = [700.0 - 12 * i - (30 if i >= 4 else 0) for i in range(len(texts))]  # a gap
+    page = [_line(text, bottom=bottom) for text, bottom in zip(texts, bottoms, strict=True)]
+    (out,) = laid_out([page], [])
+    (table,) = out.tables
+    assert table.header == "Years Ended\nDecember 2,\n2016\nNovember 27,\n2015"
+    assert out.text[table.start :].startswith("Line item 1")
+    assert out.text.startswith(texts[0])

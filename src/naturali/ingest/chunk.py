@@ -92,7 +92,7 @@ def chunk_pages(
             if max_chunks is not None and len(drafts) >= max_chunks:
                 raise TooManyChunks(f"the text makes more than {max_chunks} passages")
             text = prefix + page.text[start:end]
-            context = sections.above(start)
+            context = sections.above(start, end)
             drafts.append(
                 ChunkDraft(
                     len(drafts), text, page.offset + start, page.offset + end, page.number, context
@@ -114,34 +114,46 @@ class _Sections:
 
     def __init__(self) -> None:
         self._open: list[tuple[int, str]] = []  # level, text
-        self._page: list[tuple[int, int, str]] = []  # offset, level, text: this page's
+        self._page: list[tuple[int, int, int, str]] = []  # start, end, level, text: this page's
+        self._text = ""  # this page's
         self._next = 0
         self._rst_levels: dict[str, int] = {}
 
     def read(self, text: str, blocks: list[Block], layout: Layout) -> None:
+        self._text = text
         for start, end, heading in blocks:
             if heading:
                 level, title = self._heading(text[start:end], layout)
                 if title:
-                    self._page.append((start, level, title))
+                    self._page.append((start, end, level, title))
 
-    def mark(self, headings: tuple[Heading, ...]) -> None:
+    def mark(self, text: str, headings: tuple[Heading, ...]) -> None:
         """The page's headings as its reader found them (a PDF's type)."""
-        self._page.extend((h.start, h.level, h.title) for h in headings)
+        self._text = text
+        self._page.extend((h.start, h.end, h.level, h.title) for h in headings)
 
-    def above(self, start: int) -> str:
-        """The open headings at ``start`` of this page, outermost first, without the one a
-        span starting there opens with."""
+    def above(self, start: int, end: int | None = None) -> str:
+        """The open headings at ``start`` of this page, outermost first, less those closed by
+        the headings the span from ``start`` to ``end`` opens with: a statement's page that
+        opens with its company's name in small type, then the statement's name, is no longer
+        under the statement before it."""
         while self._next < len(self._page) and self._page[self._next][0] < start:
-            _, level, title = self._page[self._next]
+            _, _, level, title = self._page[self._next]
             while self._open and self._open[-1][0] >= level:
                 self._open.pop()
             self._open.append((level, title))
             self._next += 1
-        if self._next < len(self._page) and self._page[self._next][0] == start:
-            opens = self._page[self._next][1]
-            return SEPARATOR.join(title for level, title in self._open if level < opens)
-        return SEPARATOR.join(title for _, title in self._open)
+        open_ = self._open
+        at, k = start, self._next
+        while (
+            k < len(self._page)
+            and self._page[k][0] < (len(self._text) if end is None else end)
+            and not self._text[at : self._page[k][0]].strip()
+        ):
+            _, at, opens, _ = self._page[k]
+            open_ = [(level, title) for level, title in open_ if level < opens]
+            k += 1
+        return SEPARATOR.join(title for _, title in open_)
 
     def turn_page(self) -> None:
         """Open this page's headings still unread: the next page's first passage sits under
@@ -212,7 +224,7 @@ def _sectioned(
     printed page's: as its reader marked them), a table's rows split between lines, and each
     chunk that starts among a table's rows led by its header."""
     if layout == "printed":
-        sections.mark(page.headings)
+        sections.mark(page.text, page.headings)
         kinds = {h.start: MINOR if h.minor else HEADING for h in page.headings}
         blocks = [(s, e, kinds.get(s, 0)) for s, e, _ in _blocks(page.text, layout)]
     else:

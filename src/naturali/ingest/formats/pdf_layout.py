@@ -32,7 +32,7 @@ RUNNING_LINES = 2
 # A gap this many times the page's usual line pitch ends a paragraph.
 PARAGRAPH_GAP = 1.45
 # A table's header: at most this many lines above its first row, each this short.
-HEADER_LINES = 2
+HEADER_LINES = 8
 HEADER_LINE_CHARS = 80
 LABEL_CHARS = 100  # a row's label without figures (a section of a statement) inside a table
 LABEL_RUN = 3
@@ -183,6 +183,7 @@ class _Page:
         self.open_header = ""
         self.parts: list[str] = []
         self.length = 0  # of the blocks so far, joined
+        self.after_table = 0  # the first line after the last table: no header of the next
 
     def laid_out(self, carried: str) -> LaidOut:
         headings: list[Heading] = []
@@ -208,6 +209,7 @@ class _Page:
                 rows = start + sum(len(h) + 1 for h in header)
                 given = "\n".join(header) or (carried if not tables else "")
                 tables.append(Table(min(rows, end), end, given))
+                self.after_table = j
                 ends_in_table = True
             else:
                 j = self._paragraph_end(i)
@@ -224,25 +226,39 @@ class _Page:
         return start, self.length
 
     def _above(self, i: int) -> list[str]:
-        """The short lines just above a table's first row that are no heading nor sentence:
-        its caption or the names of its columns, taken from the paragraph they closed."""
-        above: list[str] = []
-        k = i - 1
-        while k >= 0 and len(above) < HEADER_LINES:
-            line, level = self.lines[k]
+        """The short lines above a table's first row back to a heading, a sentence or the
+        table before: its caption or the names of its columns (a column's date set over
+        three lines, "December 2," "2016"), taken from the paragraphs they closed."""
+        k = i
+        while k > self.after_table and i - k < HEADER_LINES:
+            line, level = self.lines[k - 1]
             if level or len(line.text) > HEADER_LINE_CHARS or line.text.endswith("."):
                 break
-            above.insert(0, line.text)
             k -= 1
-        taken = "\n".join(above)
-        if not above or not self.parts or not self.parts[-1].endswith(taken):
-            return []
-        last = self.parts.pop()
-        self.length -= len(last) + (2 if self.parts else 0)
-        kept = last[: -len(taken)].rstrip("\n")
-        if kept:
-            self._add([kept])
-        return above
+        above = [line.text for line, _ in self.lines[k:i]]
+        if above and self._tail(len(above)) == above:
+            self._drop(len(above))
+            return above
+        return []
+
+    def _tail(self, count: int) -> list[str]:
+        """The last ``count`` lines of the page's blocks so far."""
+        lines: list[str] = []
+        for part in reversed(self.parts):
+            lines[:0] = part.split("\n")
+            if len(lines) >= count:
+                break
+        return lines[-count:]
+
+    def _drop(self, count: int) -> None:
+        """Take the last ``count`` lines off the page's blocks."""
+        while count:
+            last = self.parts.pop()
+            self.length -= len(last) + (2 if self.parts else 0)
+            lines = last.split("\n")
+            if len(lines) > count:
+                self._add(lines[:-count])
+            count = max(0, count - len(lines))
 
     def _inside_table(self, i: int) -> bool:
         """A bold line between rows is a statement's section ("Cash Flows from Investing
