@@ -32,9 +32,10 @@ from dataclasses import replace
 
 from naturali.contracts.formats import Layout
 from naturali.ingest.extract import Page
-from naturali.ingest.formats import Heading, Table
+from naturali.ingest.formats import Table
+from naturali.ingest.sections import ATX, Block, Sections
 from naturali.model import ChunkDraft
-from naturali.text.context import SEPARATOR, titled
+from naturali.text.context import titled
 
 MAX_TOKENS = 250  # the model sees 256 pieces, two of them [CLS] and [SEP]
 OVERLAP_TOKENS = 40
@@ -50,7 +51,6 @@ COUNTED_CHARS = 20 * MAX_TOKENS
 TokenCounter = Callable[[str], int]
 
 _LINE = re.compile(r"[^\n]*\n?")
-_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _UNDERLINE = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 _RST_UNDERLINE = re.compile(r"([=\-~^\"'`:+*#])\1{2,}[ \t]*")
 _DEFINITION = re.compile(
@@ -79,7 +79,7 @@ def chunk_pages(
     """The pages' passages, each with the headings it sits under (``ChunkDraft.context``; a
     section goes on over the next page)."""
     drafts: list[ChunkDraft] = []
-    sections = _Sections()
+    sections = Sections()
     for page in pages:
         if layout == "rows":
             spans = list(_rows(page.text, count_tokens))
@@ -107,80 +107,12 @@ def under_title(drafts: list[ChunkDraft], title: str | None) -> list[ChunkDraft]
     return [replace(d, context=titled(title, d.context)) for d in drafts]
 
 
-class _Sections:
-    """The headings read so far, and which of them a span sits under: a heading closes every
-    open one of its level or deeper (ATX by its ``#``s; setext ``=`` over ``-``; in
-    reStructuredText each underline character a level, in the order they first appear)."""
-
-    def __init__(self) -> None:
-        self._open: list[tuple[int, str]] = []  # level, text
-        self._page: list[tuple[int, int, int, str]] = []  # start, end, level, text: this page's
-        self._text = ""  # this page's
-        self._next = 0
-        self._rst_levels: dict[str, int] = {}
-
-    def read(self, text: str, blocks: list[Block], layout: Layout) -> None:
-        self._text = text
-        for start, end, heading in blocks:
-            if heading:
-                level, title = self._heading(text[start:end], layout)
-                if title:
-                    self._page.append((start, end, level, title))
-
-    def mark(self, text: str, headings: tuple[Heading, ...]) -> None:
-        """The page's headings as its reader found them (a PDF's type)."""
-        self._text = text
-        self._page.extend((h.start, h.end, h.level, h.title) for h in headings)
-
-    def above(self, start: int, end: int | None = None) -> str:
-        """The open headings at ``start`` of this page, outermost first, less those closed by
-        the headings the span from ``start`` to ``end`` opens with: a statement's page that
-        opens with its company's name in small type, then the statement's name, is no longer
-        under the statement before it."""
-        while self._next < len(self._page) and self._page[self._next][0] < start:
-            _, _, level, title = self._page[self._next]
-            while self._open and self._open[-1][0] >= level:
-                self._open.pop()
-            self._open.append((level, title))
-            self._next += 1
-        open_ = self._open
-        at, k = start, self._next
-        while (
-            k < len(self._page)
-            and self._page[k][0] < (len(self._text) if end is None else end)
-            and not self._text[at : self._page[k][0]].strip()
-        ):
-            _, at, opens, _ = self._page[k]
-            open_ = [(level, title) for level, title in open_ if level < opens]
-            k += 1
-        return SEPARATOR.join(title for _, title in open_)
-
-    def turn_page(self) -> None:
-        """Open this page's headings still unread: the next page's first passage sits under
-        them."""
-        self.above(self._page[-1][0] + 1 if self._page else 0)
-        self._page, self._next = [], 0
-
-    def _heading(self, block: str, layout: Layout) -> tuple[int, str]:
-        lines = block.splitlines()
-        first = lines[0].strip()
-        if _ATX.match(lines[0]):
-            hashes = len(first) - len(first.lstrip("#"))
-            return hashes, first.strip("#").strip()
-        underline = lines[-1].strip()[:1] if len(lines) > 1 else "="
-        if layout == "rst":
-            level = self._rst_levels.setdefault(underline, len(self._rst_levels) + 1)
-            return level, first
-        return (1 if underline == "=" else 2), first
-
-
 # What a block or unit is: no heading (0, False), a heading (1, True), or a minor heading,
 # which closes the chunk before it only once that holds SECTION_TOKENS (a PDF's bold line).
 HEADING = 1
 MINOR = 2
 SECTION_TOKENS = MAX_TOKENS // 3
 Unit = tuple[int, int, int, int]  # start, end, tokens, what it is
-Block = tuple[int, int, int]  # start, end, what it is
 
 
 def _lines(text: str) -> list[tuple[int, str]]:
@@ -200,7 +132,7 @@ def _blocks(text: str, layout: Layout) -> Iterator[Block]:
         setext = bool(
             marked and i + 1 < len(lines) and line.strip() and pattern.fullmatch(lines[i + 1][1])
         )
-        atx = marked and bool(_ATX.match(line))
+        atx = marked and bool(ATX.match(line))
         if (not line.strip() or atx or setext) and start is not None:
             yield _trimmed(text, start, offset, False)
             start = None
@@ -218,7 +150,7 @@ def _blocks(text: str, layout: Layout) -> Iterator[Block]:
 
 
 def _sectioned(
-    page: Page, sections: _Sections, count_tokens: TokenCounter, layout: Layout
+    page: Page, sections: Sections, count_tokens: TokenCounter, layout: Layout
 ) -> Iterator[tuple[int, int, str]]:
     """A page of prose or print in chunks: its blocks, headings as its text marks them (a
     printed page's: as its reader marked them), a table's rows split between lines, and each
