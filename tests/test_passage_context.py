@@ -125,6 +125,17 @@ def test_a_file_stem_is_no_title_in_front_of_the_passages(api: Api) -> None:
     assert [c.context for c in chunks] == [""]  # but read in front of no passage
 
 
+def test_a_documents_path_is_read_by_the_lexical_leg(api: Api) -> None:
+    """A file's stem is in front of no passage, but its words still find the file."""
+    project_id = api.project()
+    api.doc(project_id, "/filings/ACME_2025_10K.txt", "Revenue rose on anvil sales.")
+    api.doc(project_id, "/filings/globex.txt", "Revenue fell on anvil sales.")
+    hits = api.search(project_id, query="acme 10k revenue", explain=True).json()["results"]
+    assert hits[0]["path"] == "/filings/ACME_2025_10K.txt"
+    assert hits[0]["explain"]["lexical_rank"] == 1
+    assert hits[0]["explain"]["bm25"] > hits[1]["explain"]["bm25"] > 0
+
+
 def test_a_heading_the_title_already_says_is_not_said_again() -> None:
     title = "THE BOEING COMPANY — Form 10-K for the fiscal year ended December 31, 2018"
     context = context_of(title, ["THE BOEING COMPANY", "PART II", "Item 8. Financial Statements"])

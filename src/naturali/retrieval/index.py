@@ -20,7 +20,7 @@ from naturali.model import Chunk, SourceType
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.owners import SOURCE_CODE, OwnerAttrs, Owners, owner_key
 from naturali.retrieval.vector_leg.vectors import Rows, VectorLeg, Vectors
-from naturali.text.context import in_context
+from naturali.text.context import in_lexical_context
 
 TagPairs = frozenset[tuple[str, str]]
 
@@ -251,7 +251,9 @@ class ProjectIndex:
         self._grow(self.n + len(added))
         held = self.stored_vectors is None
         vectors = np.zeros((len(added) if held else 0, self.dimension), np.float32)
-        texts = [in_context(chunk.text, chunk.context) for chunk in added]
+        texts = [
+            in_lexical_context(chunk.text, chunk.context, _path(owners, chunk)) for chunk in added
+        ]
         whole = start == 0  # read whole from the store: its postings made at once
         for i, chunk in enumerate(added):
             vector = np.frombuffer(chunk.vector, dtype=np.float32)
@@ -307,3 +309,9 @@ class ProjectIndex:
         self.owner[row] = code
         self.seqs[row] = chunk.seq
         self.n += 1
+
+
+def _path(owners: Mapping[str, OwnerAttrs], chunk: Chunk) -> str:
+    """The path of a chunk's document ("" for a memory's)."""
+    attrs = owners.get(owner_key(chunk.source_type, chunk.owner_id))
+    return attrs.path if attrs is not None else ""
