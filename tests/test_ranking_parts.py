@@ -196,6 +196,21 @@ def test_a_passage_is_as_long_as_the_words_it_says_not_how_it_says_them() -> Non
     assert found[1] > 0 and found[0] == 0
 
 
+def test_a_fiscal_periods_year_is_a_term_of_its_own() -> None:
+    """ "FY2018" asks for the report that prints "2018", and "fiscal 2018" is found by it;
+    the word itself still matches whole, and a word that is no period keeps its number."""
+    index = LexicalIndex()
+    texts = ["FY2018 capital expenditure", "capital expenditure, fiscal 2018", "capital 2017"]
+    for row, text in enumerate(texts):
+        index.add(row, text)
+    said = query_term_counts("FY2018 capital")
+    assert said == {"fy2018": 1, "2018": 1, "capit": 1}
+    scores = index.score(said, np.ones(3, bool), 3).scores
+    assert scores[0] > scores[1] > scores[2] > 0
+    assert query_term_counts("SHA2560 model") == {"sha2560": 1, "model": 1}
+    assert index.lengths().tolist() == [3, 4, 2]  # the year is no word more
+
+
 def test_a_snapshot_of_the_lexical_index_scores_the_same() -> None:
     index = LexicalIndex()
     texts = ["alpha beta gamma", "beta beta delta", "gamma epsilon", "alpha alpha alpha zeta"]

@@ -195,10 +195,22 @@ def stem(word: str, lang: str = "en") -> str:
 
 
 def word_terms(word: str, lang: str) -> list[str]:
-    """A word's index terms: its stem, or an unspaced run's pairs of characters."""
+    """A word's index terms: its stem (and the year a fiscal period names, ``_year``), or an
+    unspaced run's pairs of characters."""
     if not word.isascii() and languages.unspaced(word):
         return languages.pairs(word)
-    return [stem(word, lang)]
+    return [stem(word, lang), *_year(word)]
+
+
+# A year under a short prefix: a fiscal or calendar year, a quarter or half ("FY2018",
+# "CY2020", "Q32023"). A question says "FY2018" of a report that prints "2018" in its title
+# and its columns (and one saying "fiscal 2018" is found by a question's "FY2018").
+_PERIOD_YEAR = re.compile(r"[a-z]{1,2}\d?((?:19|20)\d\d)")
+
+
+def _year(word: str) -> list[str]:
+    found = _PERIOD_YEAR.fullmatch(word) if word[-1:].isdigit() else None
+    return [found.group(1)] if found else []
 
 
 def terms(text: str, lang: str | None = None) -> list[str]:
@@ -214,7 +226,8 @@ def indexed(text: str) -> tuple[list[str], int]:
     lang = languages.language(text)
     found = words(text)
     if lang == "en" and text.isascii():  # the common case, as fast as it always was
-        return list(map(stem, found)), len(found) - sum(map(STOPWORDS.__contains__, found))
+        years = [y for w in found if w[-1].isdigit() for y in _year(w)]
+        return list(map(stem, found)) + years, len(found) - sum(map(STOPWORDS.__contains__, found))
     kept = [w for w in found if lang != "en" or w not in STOPWORDS]
     return [t for w in found for t in word_terms(w, lang)], sum(_length(w) for w in kept)
 
