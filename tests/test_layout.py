@@ -263,3 +263,10 @@ def test_a_column_header_set_over_several_paragraphs_heads_its_table() -> None:
     assert table.header == "Years Ended\nDecember 2,\n2016\nNovember 27,\n2015"
     assert out.text[table.start :].startswith("Line item 1")
     assert out.text.startswith(texts[0])
+
+
+def test_a_first_row_of_a_date_and_its_years_heads_the_table() -> None:
+    texts = ["The company sells anvils to coyotes in many deserts, as it always has."]
+    texts += ["At December 31, 2025 2024"] + [f"Asset {n} {n},100 {n},050" for n in range(1, 5)]
+    (out,) = laid_out([_page(*map(_line, texts))], [])
+    assert [t.header for t in out.tables] == ["At December 31, 2025 2024"]

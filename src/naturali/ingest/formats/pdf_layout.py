@@ -310,7 +310,11 @@ class _Page:
 
 
 def _column_header(text: str) -> bool:
-    """A first row whose figures are all years names the table's columns."""
+    """A first row whose figures are years names the table's columns ("2025 2024", or "At
+    December 31, 2022 2021": a date's day before them)."""
     trailing = figures(text)
     words = [w for w in text.split() if w not in _CURRENCY][-trailing:] if trailing else []
-    return bool(words) and all(_YEAR.fullmatch(w.strip("()")) for w in words)
+    years = 0
+    while years < len(words) and _YEAR.fullmatch(words[-1 - years].strip("()")):
+        years += 1
+    return bool(words) and (years == len(words) or (years >= 2 and years == len(words) - 1))
