@@ -211,6 +211,17 @@ def test_a_fiscal_periods_year_is_a_term_of_its_own() -> None:
     assert index.lengths().tolist() == [3, 4, 2]  # the year is no word more
 
 
+def test_a_documents_path_finds_its_passages_but_does_not_lengthen_them() -> None:
+    index = LexicalIndex()
+    index.add(0, "bone resorption in rats", "/corpus/MED-12.md")
+    index.add(1, "bone resorption in rats")
+    assert index.lengths().tolist() == [3, 3]  # scored alike for what they say
+    scores = index.score(query_term_counts("bone resorption"), np.ones(2, bool), 2).scores
+    assert scores[0] == pytest.approx(scores[1])
+    found = index.score(query_term_counts("MED-12"), np.ones(2, bool), 2).scores
+    assert found[0] > 0 and found[1] == 0
+
+
 def test_a_snapshot_of_the_lexical_index_scores_the_same() -> None:
     index = LexicalIndex()
     texts = ["alpha beta gamma", "beta beta delta", "gamma epsilon", "alpha alpha alpha zeta"]

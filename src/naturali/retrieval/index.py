@@ -20,7 +20,7 @@ from naturali.model import Chunk, SourceType
 from naturali.retrieval.lexical import LexicalIndex
 from naturali.retrieval.owners import SOURCE_CODE, OwnerAttrs, Owners, owner_key
 from naturali.retrieval.vector_leg.vectors import Rows, VectorLeg, Vectors
-from naturali.text.context import in_lexical_context
+from naturali.text.context import in_context
 
 TagPairs = frozenset[tuple[str, str]]
 
@@ -251,9 +251,12 @@ class ProjectIndex:
         self._grow(self.n + len(added))
         held = self.stored_vectors is None
         vectors = np.zeros((len(added) if held else 0, self.dimension), np.float32)
-        texts = [
-            in_lexical_context(chunk.text, chunk.context, _path(owners, chunk)) for chunk in added
-        ]
+        texts = [in_context(chunk.text, chunk.context) for chunk in added]
+        # A passage is found by its document's path too: its folders and file name are words a
+        # question may use ("the 2018 10-K") that a title made of a file's stem no longer puts
+        # in front of it. Never embedded: a file name in front of every passage lowers the
+        # vector leg.
+        paths = [_path(owners, chunk) for chunk in added]
         whole = start == 0  # read whole from the store: its postings made at once
         for i, chunk in enumerate(added):
             vector = np.frombuffer(chunk.vector, dtype=np.float32)
@@ -261,9 +264,9 @@ class ProjectIndex:
                 vectors[i] = vector
             self._append(chunk)
             if not whole:
-                self.lexical.add(start + i, texts[i])
+                self.lexical.add(start + i, texts[i], paths[i])
         if whole and texts:
-            self.lexical = LexicalIndex.built(texts)
+            self.lexical = LexicalIndex.built(texts, paths)
         if held:
             self.vectors.put(start, vectors)
         for key, attrs in owners.items():

@@ -123,10 +123,10 @@ class LexicalIndex:
     def _base_mapped(self) -> bool:
         return isinstance(self._base.rows, np.memmap)
 
-    def add(self, row: int, text: str) -> None:
-        """Index ``text`` at ``row``."""
+    def add(self, row: int, text: str, about: str = "") -> None:
+        """Index ``text`` at ``row``, with the words ``about`` it (``tokens.indexed``)."""
         assert row == len(self._base.lengths) + len(self._lengths), "rows are appended in order"
-        words, length = indexed(text)
+        words, length = indexed(text, about)
         counts = Counter(words)
         self._lengths.append(length)
         self._length_array = None
@@ -243,8 +243,9 @@ class LexicalIndex:
         return self._base.rows[start:end], self._base.tfs[start:end]
 
     @classmethod
-    def built(cls, texts: list[str]) -> LexicalIndex:
-        """An index of ``texts`` (rows 0, 1, …) made at once as flat arrays, as a snapshot
+    def built(cls, texts: list[str], about: list[str] | None = None) -> LexicalIndex:
+        """An index of ``texts`` (rows 0, 1, …, each with the words ``about`` it) made at once
+        as flat arrays, as a snapshot
         holds them: a project read whole from the store costs a third of appending it row by
         row, and 8 bytes a postings entry instead of ~48."""
         vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
@@ -253,7 +254,7 @@ class LexicalIndex:
         tfs: list[int] = []
         lengths = np.zeros(len(texts), np.float32)
         for row, text in enumerate(texts):  # each loop over a passage's terms runs in C
-            words, lengths[row] = indexed(text)
+            words, lengths[row] = indexed(text, about[row] if about else "")
             counts = Counter(words)
             term_ids += map(vocabulary.__getitem__, counts)  # a new term: the next id
             rows += itertools.repeat(row, len(counts))

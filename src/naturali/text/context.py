@@ -52,14 +52,5 @@ def in_context(text: str, context: str) -> str:
     return f"{SEPARATOR.join(parts)}\n\n{text}" if parts else text
 
 
-def in_lexical_context(text: str, context: str, path: str) -> str:
-    """What the lexical leg reads of a passage: what a search reads (``in_context``) under its
-    document's path, whose folders and file name are words a question may use ("the 2018
-    10-K") that a title made of a file's stem no longer puts in front of the passage. Never
-    embedded: a file name in front of every passage lowers the vector leg."""
-    read = in_context(text, context)
-    return f"{path}\n\n{read}" if path else read
-
-
 def _folded(text: str) -> str:
     return " ".join(text.split()).casefold()

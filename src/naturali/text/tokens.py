@@ -219,10 +219,15 @@ def terms(text: str, lang: str | None = None) -> list[str]:
     return [t for w in words(text) for t in word_terms(w, lang)]
 
 
-def indexed(text: str) -> tuple[list[str], int]:
+def indexed(text: str, about: str = "") -> tuple[list[str], int]:
     """A passage's index terms (``terms``) and its length as BM25 weighs it: the terms a
     query keeps (English stopwords are indexed for a query of nothing else, but counting
-    them would make a passage's length say how it is written rather than how much it says)."""
+    them would make a passage's length say how it is written rather than how much it says).
+    ``about``'s words (its document's path) are terms of it too, but no part of its length:
+    they are said of the passage, not by it."""
+    if about:
+        found, length = indexed(text)
+        return found + terms(about, "en"), length
     lang = languages.language(text)
     found = words(text)
     if lang == "en" and text.isascii():  # the common case, as fast as it always was

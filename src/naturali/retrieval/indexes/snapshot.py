@@ -41,11 +41,11 @@ from naturali.retrieval.vector_leg.vectors import VectorLeg, Vectors
 # one mapped .npy file an array; 5: the owners as columns of text (retrieval/owners.py), not
 # JSON; 6: postings of each chunk in its context (text/context.py), owners without titles; 7:
 # the arrays in one file; 8: the vocabulary sorted, among them; 9: a row's length without
-# stopwords; 10: each passage's terms in its own language (text/languages.py); 11: under its
-# document's path (text/context.py); 12: a fiscal period's year as a term of its own
-# (text/tokens.py).
+# stopwords; 10: each passage's terms in its own language (text/languages.py); 13: its
+# document's path among its terms but not its length, a fiscal period's year a term of its
+# own (text/tokens.py).
 # After the dot, the owners' columns (retrieval/owners.py): a new one is a new format by itself.
-FORMAT = f"12.{LAYOUT}"
+FORMAT = f"13.{LAYOUT}"
 _META = "meta.json"
 _ARRAYS = "arrays.bin"
 _ALIGN = 64  # each array starts at a multiple of this: aligned for any dtype and for SIMD
