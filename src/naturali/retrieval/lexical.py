@@ -245,9 +245,8 @@ class LexicalIndex:
     @classmethod
     def built(cls, texts: list[str], about: list[str] | None = None) -> LexicalIndex:
         """An index of ``texts`` (rows 0, 1, …, each with the words ``about`` it) made at once
-        as flat arrays, as a snapshot
-        holds them: a project read whole from the store costs a third of appending it row by
-        row, and 8 bytes a postings entry instead of ~48."""
+        as flat arrays, as a snapshot holds them: a project read whole from the store costs a
+        third of appending it row by row, and 8 bytes a postings entry instead of ~48."""
         vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         term_ids: list[int] = []
         rows: list[int] = []

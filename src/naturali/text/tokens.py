@@ -227,7 +227,7 @@ def indexed(text: str, about: str = "") -> tuple[list[str], int]:
     they are said of the passage, not by it."""
     if about:
         found, length = indexed(text)
-        return found + terms(about, "en"), length
+        return found + list(_about_terms(about)), length
     lang = languages.language(text)
     found = words(text)
     if lang == "en" and text.isascii():  # the common case, as fast as it always was
@@ -235,6 +235,12 @@ def indexed(text: str, about: str = "") -> tuple[list[str], int]:
         return list(map(stem, found)) + years, len(found) - sum(map(STOPWORDS.__contains__, found))
     kept = [w for w in found if lang != "en" or w not in STOPWORDS]
     return [t for w in found for t in word_terms(w, lang)], sum(_length(w) for w in kept)
+
+
+@lru_cache(maxsize=4096)
+def _about_terms(about: str) -> tuple[str, ...]:
+    """A path's terms, read once for all its document's passages."""
+    return tuple(terms(about, "en"))
 
 
 def _length(word: str) -> int:
